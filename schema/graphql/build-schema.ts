@@ -1,0 +1,14 @@
+import 'reflect-metadata';
+import type { GraphQLSchema } from 'graphql';
+import { buildSchema } from 'type-graphql';
+import { SetupResolver } from './setup/setup.resolver.js';
+
+export const RESOLVERS = [SetupResolver] as const;
+
+/** Builds the executable schema from the type-graphql resolvers. */
+export async function buildGraphqlSchema(): Promise<GraphQLSchema> {
+  return buildSchema({
+    resolvers: [...RESOLVERS],
+    validate: false,
+  });
+}

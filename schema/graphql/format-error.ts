@@ -1,0 +1,29 @@
+import { GraphQLError, type GraphQLFormattedError } from 'graphql';
+import { unwrapResolverError } from '@apollo/server/errors';
+import { DomainError, toDomainError } from '../../services/kernel/errors.js';
+import type { Logger } from '../../services/kernel/logger.js';
+
+/**
+ * Maps errors once for GraphQL: a DomainError's code goes to
+ * `extensions.code` (with its HTTP status beside it); errors GraphQL itself
+ * raised keep their code; anything unexpected is logged and hidden.
+ */
+export function formatGraphqlError(logger: Logger) {
+  return (formatted: GraphQLFormattedError, error: unknown): GraphQLFormattedError => {
+    const original = unwrapResolverError(error);
+    if (original instanceof GraphQLError && !(original.originalError instanceof Error)) return formatted;
+    if (original instanceof DomainError || !(original instanceof GraphQLError)) {
+      const domainError = toDomainError(original);
+      if (domainError.code === 'INTERNAL') {
+        logger.error('graphql operation failed', { error: original instanceof Error ? original.stack : String(original) });
+      }
+      return {
+        message: domainError.message,
+        locations: formatted.locations,
+        path: formatted.path,
+        extensions: { code: domainError.code, status: domainError.status, ...(domainError.restCode ? { errorCode: domainError.restCode } : {}) },
+      };
+    }
+    return formatted;
+  };
+}

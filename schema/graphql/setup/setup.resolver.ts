@@ -1,0 +1,79 @@
+import { Arg, Ctx, Mutation, Query, Resolver } from 'type-graphql';
+import { createAccount, getAccount, toAccountView } from '../../../services/accounts/account.service.js';
+import type { Context } from '../../../services/kernel/context.js';
+import { addStaff, createProvider, getProvider, listStaff, removeStaff, toProviderView } from '../../../services/providers/provider.service.js';
+import { createUser, getUser } from '../../../services/users/user.service.js';
+import { toUserView } from '../../../services/users/user.view.js';
+import { plain } from '../plain.js';
+import {
+  AccountType,
+  CreateAccountInput,
+  CreateAccountPayload,
+  CreateProviderInput,
+  CreateProviderPayload,
+  CreateUserInput,
+  CreateUserPayload,
+  ProviderType,
+  UserType,
+} from './setup.types.js';
+
+/** Users, accounts, providers and staff; every operation needs the CRM key. */
+@Resolver()
+export class SetupResolver {
+  @Query(() => UserType, { description: 'A user of the calling CRM by reference.' })
+  async user(@Ctx() ctx: Context, @Arg('reference', () => String) reference: string): Promise<UserType> {
+    return toUserView(await getUser(ctx, reference));
+  }
+
+  @Mutation(() => CreateUserPayload, { description: 'Creates or returns a user (spec rules 1-4 of create user).' })
+  async createUser(@Ctx() ctx: Context, @Arg('input', () => CreateUserInput) input: CreateUserInput): Promise<CreateUserPayload> {
+    const { user, outcome } = await createUser(ctx, plain(input));
+    return { user: toUserView(user), created: outcome === 'created', outcome };
+  }
+
+  @Query(() => AccountType)
+  async account(@Ctx() ctx: Context, @Arg('reference', () => String) reference: string): Promise<AccountType> {
+    return toAccountView(await getAccount(ctx, reference));
+  }
+
+  @Mutation(() => CreateAccountPayload, { description: 'Creates an account, or returns the existing one unchanged.' })
+  async createAccount(@Ctx() ctx: Context, @Arg('input', () => CreateAccountInput) input: CreateAccountInput): Promise<CreateAccountPayload> {
+    const { account, created } = await createAccount(ctx, plain(input));
+    return { account: toAccountView(account), created };
+  }
+
+  @Query(() => ProviderType)
+  async provider(@Ctx() ctx: Context, @Arg('reference', () => String) reference: string): Promise<ProviderType> {
+    return toProviderView(await getProvider(ctx, reference));
+  }
+
+  @Mutation(() => CreateProviderPayload, { description: 'Creates a provider; its owner becomes staff.' })
+  async createProvider(@Ctx() ctx: Context, @Arg('input', () => CreateProviderInput) input: CreateProviderInput): Promise<CreateProviderPayload> {
+    const { provider, created } = await createProvider(ctx, plain(input));
+    return { provider: toProviderView(provider), created };
+  }
+
+  @Query(() => [UserType], { description: "The provider's staff, owner first." })
+  async staff(@Ctx() ctx: Context, @Arg('providerReference', () => String) providerReference: string): Promise<UserType[]> {
+    return (await listStaff(ctx, providerReference)).map(toUserView);
+  }
+
+  @Mutation(() => UserType, { description: "Adds a user of the same CRM to a provider's staff." })
+  async addStaffMember(
+    @Ctx() ctx: Context,
+    @Arg('providerReference', () => String) providerReference: string,
+    @Arg('userReference', () => String) userReference: string,
+  ): Promise<UserType> {
+    return toUserView((await addStaff(ctx, providerReference, { userReference })).user);
+  }
+
+  @Mutation(() => Boolean, { description: "Removes a user from a provider's staff; the owner stays." })
+  async removeStaffMember(
+    @Ctx() ctx: Context,
+    @Arg('providerReference', () => String) providerReference: string,
+    @Arg('userReference', () => String) userReference: string,
+  ): Promise<boolean> {
+    await removeStaff(ctx, providerReference, userReference);
+    return true;
+  }
+}

@@ -1,0 +1,71 @@
+import type { Context } from '../../services/kernel/context.js';
+import { DomainError, validationError } from '../../services/kernel/errors.js';
+
+export const API_INFO = { version: '1' } as const;
+
+export interface RestRequest {
+  params: Record<string, string>;
+  query: Record<string, unknown>;
+  body: unknown;
+  headers: Record<string, string | string[] | undefined>;
+}
+
+/** What a route answers: a status and a JSON body, or no body at all (204). */
+export interface RestResponse {
+  status: number;
+  body?: unknown;
+  /** For the few routes that answer HTML (the cancel page) instead of JSON. */
+  html?: string;
+}
+
+export type Method = 'get' | 'post' | 'put' | 'delete';
+
+/** One documented endpoint: its path, who may call it, and the service call behind it. */
+export interface Route {
+  method: Method;
+  path: string;
+  auth: 'crm' | 'public';
+  handle(ctx: Context, req: RestRequest): Promise<RestResponse>;
+}
+
+/** `{ "api-info": { "version": "1" }, "<entity>": value }`, as the spec wraps single entities. */
+export const wrap = (entity: string, value: unknown): Record<string, unknown> => ({ 'api-info': API_INFO, [entity]: value });
+
+export const ok = (body: unknown, status = 200): RestResponse => ({ status, body });
+export const noContent = (): RestResponse => ({ status: 204 });
+
+/** The error body of every REST endpoint. */
+export function errorBody(error: DomainError): Record<string, unknown> {
+  return { 'api-info': API_INFO, errors: [{ errorCode: error.restCode ?? error.code, message: error.message }] };
+}
+
+/**
+ * A boolean query parameter. `?flag`, `?flag=true` and `?flag=1` are true;
+ * `false`/`0` false; absent gives the default; anything else is a 400.
+ */
+export function booleanQuery(query: Record<string, unknown>, name: string, fallback: boolean): boolean {
+  const raw = query[name];
+  if (raw === undefined) return fallback;
+  const value = Array.isArray(raw) ? raw[raw.length - 1] : raw;
+  if (value === '' || value === 'true' || value === '1') return true;
+  if (value === 'false' || value === '0') return false;
+  throw validationError(`query parameter ${name} must be true or false`);
+}
+
+/** A single-valued string query parameter; an empty value counts as absent. */
+export function stringQuery(query: Record<string, unknown>, name: string): string | undefined {
+  const raw = query[name];
+  const value = Array.isArray(raw) ? raw[raw.length - 1] : raw;
+  if (value === undefined || value === '') return undefined;
+  if (typeof value !== 'string') throw validationError(`query parameter ${name} must be a string`);
+  return value;
+}
+
+/** A repeatable string query parameter (`?ref=a&ref=b`). */
+export function listQuery(query: Record<string, unknown>, name: string): string[] {
+  const raw = query[name];
+  if (raw === undefined) return [];
+  const values = Array.isArray(raw) ? raw : [raw];
+  if (!values.every((value) => typeof value === 'string')) throw validationError(`query parameter ${name} must be a string`);
+  return (values as string[]).filter((value) => value !== '');
+}

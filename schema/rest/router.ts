@@ -1,0 +1,81 @@
+import express, { type NextFunction, type Request, type Response } from 'express';
+import { findCrmByKey } from '../../services/crm/crm.service.js';
+import { type ContextRoot, createContext } from '../../services/kernel/context.js';
+import { DomainError, toDomainError } from '../../services/kernel/errors.js';
+import { errorBody, type RestResponse, type Route } from './http.js';
+import { languageFromCookie, requestIdOf } from '../request-meta.js';
+
+export const CRM_KEY_HEADER = 'x-service-client-id';
+
+/** Builds the REST facade: one express route per entry of the route table. */
+export function restRouter(root: ContextRoot, routes: Route[]): express.Router {
+  const router = express.Router();
+  for (const route of routes) {
+    router[route.method](route.path, async (req: Request, res: Response) => {
+      const requestId = requestIdOf(req);
+      try {
+        const crm = route.auth === 'crm' ? await authenticate(root, req) : null;
+        const ctx = createContext(root, { crm, requestId, language: languageFromCookie(req.headers.cookie) });
+        const result = await route.handle(ctx, {
+          params: req.params as Record<string, string>,
+          query: req.query as Record<string, unknown>,
+          body: req.body,
+          headers: req.headers,
+        });
+        send(res, result);
+      } catch (error) {
+        sendError(root, res, error, requestId);
+      }
+    });
+  }
+  return router;
+}
+
+/** 401 without a known key; 403 when the key belongs to another CRM than the path names. */
+async function authenticate(root: ContextRoot, req: Request) {
+  const header = req.headers[CRM_KEY_HEADER];
+  const key = Array.isArray(header) ? header[0] : header;
+  if (!key) throw new DomainError('UNAUTHENTICATED', 'Missing X-SERVICE-CLIENT-ID header');
+  const crm = await findCrmByKey(root.em.fork(), key);
+  if (!crm) throw new DomainError('UNAUTHENTICATED', 'Invalid X-SERVICE-CLIENT-ID');
+  if (crm.id !== req.params.crmId) throw new DomainError('FORBIDDEN', 'The key does not belong to this CRM');
+  return crm;
+}
+
+function send(res: Response, result: RestResponse): void {
+  res.status(result.status);
+  if (result.html !== undefined) {
+    res.type('html').send(result.html);
+  } else if (result.body === undefined || result.status === 204) {
+    res.end();
+  } else {
+    res.json(result.body);
+  }
+}
+
+export function sendError(root: ContextRoot, res: Response, error: unknown, requestId: string): void {
+  const domainError = toDomainError(error);
+  if (domainError.code === 'INTERNAL') {
+    root.logger.error('request failed', { requestId, error: error instanceof Error ? error.stack : String(error) });
+  }
+  if (res.headersSent) return;
+  res.status(domainError.status).json(errorBody(domainError));
+}
+
+/** Turns body-parser failures into 400/413 with the documented error body instead of an HTML 500. */
+export function bodyErrorHandler(root: ContextRoot) {
+  return (error: unknown, req: Request, res: Response, next: NextFunction): void => {
+    const type = (error as { type?: string } | null)?.type;
+    if (type === 'entity.parse.failed') {
+      sendError(root, res, new DomainError('VALIDATION_FAILED', 'Malformed JSON in request body'), requestIdOf(req));
+    } else if (type === 'entity.too.large') {
+      sendError(root, res, new DomainError('PAYLOAD_TOO_LARGE', 'Request body too large'), requestIdOf(req));
+    } else if (type === 'charset.unsupported' || type === 'encoding.unsupported') {
+      sendError(root, res, new DomainError('VALIDATION_FAILED', 'Unsupported request body encoding'), requestIdOf(req));
+    } else if (error) {
+      sendError(root, res, error, requestIdOf(req));
+    } else {
+      next();
+    }
+  };
+}

@@ -1,0 +1,80 @@
+import { z } from 'zod';
+
+/** Log levels understood by the gateway and the worker, most verbose first. */
+export const LOG_LEVELS = ['debug', 'info', 'warn', 'error', 'silent'] as const;
+export type LogLevel = (typeof LOG_LEVELS)[number];
+
+const urlWithProtocol = (protocols: string[]) =>
+  z.string().refine((value) => {
+    try {
+      return protocols.includes(new URL(value).protocol);
+    } catch {
+      return false;
+    }
+  }, `must be a URL starting with ${protocols.map((p) => `${p}//`).join(' or ')}`);
+
+const schema = z.object({
+  PORT: z.coerce.number().int().min(0).max(65535).default(4000),
+  DATABASE_URL: urlWithProtocol(['postgres:', 'postgresql:']).default('postgresql://postgres@127.0.0.1:5432/booking'),
+  REDIS_URL: urlWithProtocol(['redis:', 'rediss:']).default('redis://127.0.0.1:6379'),
+  SMTP_URL: urlWithProtocol(['smtp:', 'smtps:']).optional(),
+  MAIL_DIR: z.string().min(1).default('.mail'),
+  MAIL_FROM: z.string().min(3).default('Booking <no-reply@booking.localhost>'),
+  PUBLIC_BASE_URL: urlWithProtocol(['http:', 'https:']).default('http://localhost:4000'),
+  LINK_SIGNING_SECRET: z.string().min(16, 'must be at least 16 characters').default('dev-only-link-signing-secret-change-me'),
+  CANONICAL_HOST: z.string().min(1).optional(),
+  HOLD_MINUTES: z.coerce.number().positive().default(3),
+  LOG_LEVEL: z.enum(LOG_LEVELS).default('info'),
+  NODE_ENV: z.string().default('development'),
+});
+
+export type Config = {
+  port: number;
+  databaseUrl: string;
+  redisUrl: string;
+  smtpUrl: string | undefined;
+  mailDir: string;
+  mailFrom: string;
+  publicBaseUrl: string;
+  linkSigningSecret: string;
+  canonicalHost: string | undefined;
+  /** How long a RESERVED participation holds its place, in milliseconds. */
+  holdMs: number;
+  logLevel: LogLevel;
+  production: boolean;
+};
+
+export class ConfigError extends Error {}
+
+/**
+ * Reads the configuration from environment variables once, validates it and
+ * fails with one message that names every bad variable.
+ */
+export function loadConfig(env: Record<string, string | undefined> = process.env, overrides: Partial<Config> = {}): Config {
+  const cleaned = Object.fromEntries(Object.entries(env).filter(([, value]) => value !== undefined && value !== ''));
+  const parsed = schema.safeParse(cleaned);
+  if (!parsed.success) {
+    const problems = parsed.error.issues.map((issue) => `  ${issue.path.join('.')}: ${issue.message}`).join('\n');
+    throw new ConfigError(`Invalid configuration:\n${problems}`);
+  }
+  const v = parsed.data;
+  const production = v.NODE_ENV === 'production';
+  if (production && v.LINK_SIGNING_SECRET === schema.shape.LINK_SIGNING_SECRET.parse(undefined)) {
+    throw new ConfigError('Invalid configuration:\n  LINK_SIGNING_SECRET: must be set in production');
+  }
+  return {
+    port: v.PORT,
+    databaseUrl: v.DATABASE_URL,
+    redisUrl: v.REDIS_URL,
+    smtpUrl: v.SMTP_URL,
+    mailDir: v.MAIL_DIR,
+    mailFrom: v.MAIL_FROM,
+    publicBaseUrl: v.PUBLIC_BASE_URL.replace(/\/+$/, ''),
+    linkSigningSecret: v.LINK_SIGNING_SECRET,
+    canonicalHost: v.CANONICAL_HOST,
+    holdMs: Math.round(v.HOLD_MINUTES * 60_000),
+    logLevel: v.LOG_LEVEL,
+    production,
+    ...overrides,
+  };
+}

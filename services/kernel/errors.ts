@@ -1,0 +1,92 @@
+/**
+ * The one error vocabulary of the service. Each code has a fixed HTTP status;
+ * GraphQL carries the code in `extensions.code`, the REST facade turns it into
+ * the status and `{ "api-info", "errors": [{ errorCode, message }] }`.
+ */
+export const ERROR_STATUS = {
+  VALIDATION_FAILED: 400,
+  DUPLICATE_REFERENCE: 400,
+  UNAUTHENTICATED: 401,
+  FORBIDDEN: 403,
+  NOT_FOUND: 404,
+  USER_NOT_FOUND: 404,
+  BRANCH_NOT_FOUND: 404,
+  REFERENCE_UNPARSABLE: 404,
+  EMAIL_IN_USE: 409,
+  USERNAME_IN_USE: 409,
+  CONFLICT: 409,
+  HAS_FUTURE_APPOINTMENTS: 409,
+  HAS_ACTIVE_APPOINTMENTS: 409,
+  TRANSITION_NOT_ALLOWED: 409,
+  CAPACITY_EXHAUSTED: 409,
+  ALREADY_PARTICIPATING: 409,
+  SLOT_TAKEN: 412,
+  LINK_INVALID: 403,
+  PAYLOAD_TOO_LARGE: 413,
+  RATE_LIMITED: 429,
+  UNAVAILABLE: 503,
+  INTERNAL: 500,
+} as const;
+
+export type ErrorCode = keyof typeof ERROR_STATUS;
+
+export class DomainError extends Error {
+  readonly status: number;
+
+  constructor(
+    readonly code: ErrorCode,
+    message: string,
+    /** The error code the legacy REST API documents for this case, where it documents one. */
+    readonly restCode?: string,
+  ) {
+    super(message);
+    this.name = 'DomainError';
+    this.status = ERROR_STATUS[code];
+  }
+}
+
+export const validationError = (message: string) => new DomainError('VALIDATION_FAILED', message);
+export const notFound = (what: string, reference?: string) =>
+  new DomainError('NOT_FOUND', reference === undefined ? `${what} not found` : `${what} not found: ${reference}`);
+
+/** Wraps anything thrown into a DomainError; unknown errors become INTERNAL without leaking details. */
+export function toDomainError(error: unknown): DomainError {
+  if (error instanceof DomainError) return error;
+  const translated = translateDatabaseError(error);
+  if (translated) return translated;
+  return new DomainError('INTERNAL', 'Internal server error');
+}
+
+/** Unique constraints whose violation (by a concurrent request) has a documented error. */
+const UNIQUE_CONSTRAINT_ERRORS: Record<string, () => DomainError> = {
+  app_user_crm_id_email_unique: () => new DomainError('EMAIL_IN_USE', 'User with given email already exists.'),
+  app_user_crm_id_username_unique: () => new DomainError('USERNAME_IN_USE', 'User with given username already exists.'),
+  participation_customer_once_unique: () =>
+    new DomainError('ALREADY_PARTICIPATING', 'AppointmentAlreadyBookedException: the customer already takes part in this appointment'),
+};
+
+/** PostgreSQL error codes that mean the caller's input broke a database rule, not that the service failed. */
+function translateDatabaseError(error: unknown): DomainError | undefined {
+  const code = (error as { code?: string } | null)?.code;
+  const constraint = (error as { constraint?: string } | null)?.constraint;
+  switch (code) {
+    case '23505':
+      return (
+        (constraint ? UNIQUE_CONSTRAINT_ERRORS[constraint]?.() : undefined) ??
+        new DomainError('CONFLICT', `A record with the same unique value already exists${constraint ? ` (${constraint})` : ''}`)
+      );
+    case '23514':
+      return validationError(`A value is out of its allowed range${constraint ? ` (${constraint})` : ''}`);
+    case '22001':
+      return validationError('A value is too long');
+    case '22P02':
+    case '22007':
+    case '22008':
+      return validationError('A value has an invalid format');
+    case '40001':
+    case '40P01':
+      return new DomainError('CONFLICT', 'The request conflicted with a concurrent change; please retry');
+    default:
+      return undefined;
+  }
+}

@@ -1,0 +1,31 @@
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { OutboxMessage, type OutboxKind } from './outbox-message.entity.js';
+
+/** PostgreSQL channel on which a commit that wrote outbox rows wakes the relay. */
+export const OUTBOX_CHANNEL = 'outbox_pending';
+
+/**
+ * Records a side effect in the current transaction. NOTIFY is transactional in
+ * PostgreSQL: the relay hears it only if and when the transaction commits.
+ */
+export function writeOutbox(
+  em: EntityManager,
+  message: { kind: OutboxKind; topic: string; payload: Record<string, unknown>; runAt?: Date | null },
+): OutboxMessage {
+  const row = em.create(OutboxMessage, {
+    kind: message.kind,
+    topic: message.topic,
+    payload: message.payload,
+    runAt: message.runAt ?? null,
+    createdAt: new Date(),
+    attempts: 0,
+  });
+  em.persist(row);
+  return row;
+}
+
+/** Flushes pending outbox rows and wakes the relay once the surrounding transaction commits. */
+export async function notifyOutbox(em: EntityManager): Promise<void> {
+  await em.flush();
+  await em.getConnection().execute(`select pg_notify('${OUTBOX_CHANNEL}', '')`);
+}
