@@ -17,6 +17,7 @@ const schema = z.object({
   PORT: z.coerce.number().int().min(0).max(65535).default(4000),
   DATABASE_URL: urlWithProtocol(['postgres:', 'postgresql:']).default('postgresql://postgres@127.0.0.1:5432/booking'),
   REDIS_URL: urlWithProtocol(['redis:', 'rediss:']).default('redis://127.0.0.1:6379'),
+  QUEUE_PREFIX: z.string().regex(/^[A-Za-z0-9_-]+$/, 'must be letters, digits, - or _').default('booking'),
   SMTP_URL: urlWithProtocol(['smtp:', 'smtps:']).optional(),
   MAIL_DIR: z.string().min(1).default('.mail'),
   MAIL_FROM: z.string().min(3).default('Booking <no-reply@booking.localhost>'),
@@ -32,6 +33,8 @@ export type Config = {
   port: number;
   databaseUrl: string;
   redisUrl: string;
+  /** Prefix of BullMQ keys in Redis, so several deployments can share one Redis. */
+  queuePrefix: string;
   smtpUrl: string | undefined;
   mailDir: string;
   mailFrom: string;
@@ -66,6 +69,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     port: v.PORT,
     databaseUrl: v.DATABASE_URL,
     redisUrl: v.REDIS_URL,
+    queuePrefix: v.QUEUE_PREFIX,
     smtpUrl: v.SMTP_URL,
     mailDir: v.MAIL_DIR,
     mailFrom: v.MAIL_FROM,

@@ -4,6 +4,7 @@ import { ContactChannel } from '../contact-profiles/contact-channel.entity.js';
 import { ContactProfile } from '../contact-profiles/contact-profile.entity.js';
 import { CrmIntegration } from '../crm/crm-integration.entity.js';
 import { Customer } from '../customers/customer.entity.js';
+import { MailDelivery } from '../mail/mail-delivery.entity.js';
 import { OutboxMessage } from '../outbox/outbox-message.entity.js';
 import { Participation } from '../participations/participation.entity.js';
 import { Product } from '../products/product.entity.js';
@@ -31,4 +32,5 @@ export const ENTITIES = [
   Participation,
   Customer,
   OutboxMessage,
+  MailDelivery,
 ];

@@ -26,6 +26,7 @@ export function ormOptions(databaseUrl: string, overrides: Partial<Options> = {}
       allOrNothing: true,
       snapshot: false,
       emit: 'ts',
+      silent: true,
     },
     ...overrides,
   };

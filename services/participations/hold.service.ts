@@ -1,0 +1,44 @@
+import { LockMode } from '@mikro-orm/core';
+import type { Context } from '../kernel/context.js';
+import { inTransaction } from '../kernel/context.js';
+import { Appointment } from '../appointments/appointment.entity.js';
+import { announceCapacity } from '../appointments/capacity-events.js';
+import { notifyOutbox } from '../outbox/outbox.service.js';
+import { Participation } from './participation.entity.js';
+
+export type HoldExpiryOutcome = 'removed' | 'gone' | 'completed' | { notDueForMs: number };
+
+/**
+ * Removes a hold that was not completed in time and announces the freed
+ * place. Safe to run any number of times: it re-checks the state under the
+ * appointment's lock and does nothing to a hold that was completed.
+ */
+export async function expireHold(ctx: Context, participationId: string): Promise<HoldExpiryOutcome> {
+  return inTransaction(ctx, async (tx) => {
+    const found = await tx.em.findOne(Participation, { id: participationId }, { fields: ['id', 'appointment'] });
+    if (!found) return 'gone';
+    // Lock order is appointment first, as in every capacity-changing write.
+    const appointment = await tx.em.findOneOrFail(Appointment, { id: found.appointment.id }, { lockMode: LockMode.PESSIMISTIC_WRITE, refresh: true });
+    const hold = await tx.em.findOne(Participation, { id: participationId }, { refresh: true });
+    if (!hold) return 'gone';
+    if (hold.state !== 'RESERVED') return 'completed';
+    const now = tx.clock.now().getTime();
+    const expiresAt = hold.expiresAt?.getTime() ?? 0;
+    if (expiresAt > now) return { notDueForMs: expiresAt - now };
+    tx.em.remove(hold);
+    await tx.em.flush();
+    await announceCapacity(tx, appointment);
+    await notifyOutbox(tx.em);
+    return 'removed';
+  });
+}
+
+/** Ids of holds whose time is up but which are still stored (their expiry job may have been lost). */
+export async function findExpiredHolds(ctx: Context, limit = 500): Promise<string[]> {
+  const rows = await ctx.em.find(
+    Participation,
+    { state: 'RESERVED', expiresAt: { $lte: ctx.clock.now() } },
+    { fields: ['id'], limit, orderBy: { expiresAt: 'asc' } },
+  );
+  return rows.map((row) => row.id);
+}

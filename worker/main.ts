@@ -1,0 +1,28 @@
+/** Entry point of one worker process: outbox relay, mail and hold-expiry queues. */
+import 'reflect-metadata';
+import { systemClock } from '../services/kernel/clock.js';
+import { ConfigError, loadConfig } from '../services/kernel/config.js';
+import { createLogger } from '../services/kernel/logger.js';
+import { initOrm } from '../services/kernel/orm.js';
+import { onShutdown } from '../services/kernel/shutdown.js';
+import { startWorker } from './worker.js';
+
+let config;
+try {
+  config = loadConfig();
+} catch (error) {
+  if (error instanceof ConfigError) {
+    console.error(error.message);
+    process.exit(2);
+  }
+  throw error;
+}
+const logger = createLogger(config.logLevel, { process: 'worker', pid: process.pid });
+const orm = await initOrm(config.databaseUrl);
+const worker = await startWorker({ config, orm, clock: systemClock, logger });
+if (!config.smtpUrl) logger.info('SMTP_URL is not set: e-mails are written as .eml files', { dir: config.mailDir });
+
+onShutdown(logger, async () => {
+  await worker.stop();
+  await orm.close();
+});

@@ -1,0 +1,150 @@
+import type { Queue } from 'bullmq';
+import type { Redis } from 'ioredis';
+import pg from 'pg';
+import type { Logger } from '../services/kernel/logger.js';
+import type { Orm } from '../services/kernel/orm.js';
+import { OUTBOX_CHANNEL } from '../services/outbox/outbox.service.js';
+
+interface PendingRow {
+  id: string;
+  kind: 'mail' | 'event' | 'job';
+  topic: string;
+  payload: Record<string, unknown>;
+  run_at: Date | null;
+}
+
+export interface RelayDeps {
+  orm: Orm;
+  databaseUrl: string;
+  queues: Record<string, Queue>;
+  publisher: Redis;
+  logger: Logger;
+  /** Safety-net poll interval; commits wake the relay at once through LISTEN/NOTIFY. */
+  pollMs?: number;
+  batchSize?: number;
+}
+
+/** Job id of the BullMQ job made from an outbox row: the same row always gives the same id. */
+export const jobIdFor = (row: { id: string; kind: string; topic: string; payload: Record<string, unknown> }): string =>
+  row.topic === 'hold-expiry' ? `hold-${String(row.payload.participationId)}` : `${row.topic}-${row.id}`;
+
+/**
+ * Moves committed outbox rows to BullMQ and Redis pub/sub. Rows are claimed
+ * with FOR UPDATE SKIP LOCKED, so several relays share the work; a row is
+ * marked dispatched only in the transaction that handed it over, and job ids
+ * come from the row, so a retry never queues a second job.
+ */
+export class OutboxRelay {
+  private listener: pg.Client | undefined;
+  private timer: NodeJS.Timeout | undefined;
+  private draining: Promise<void> | undefined;
+  private again = false;
+  private stopped = false;
+  private failures = 0;
+  private readonly pollMs: number;
+  private readonly batchSize: number;
+
+  constructor(private readonly deps: RelayDeps) {
+    this.pollMs = deps.pollMs ?? 1000;
+    this.batchSize = deps.batchSize ?? 100;
+  }
+
+  async start(): Promise<void> {
+    await this.listen();
+    this.timer = setInterval(() => this.kick(), this.pollMs);
+    this.kick();
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    clearInterval(this.timer);
+    await this.draining;
+    await this.listener?.end().catch(() => undefined);
+  }
+
+  /** Drains now, or once more after the drain in progress. */
+  kick(): void {
+    if (this.stopped) return;
+    if (this.draining) {
+      this.again = true;
+      return;
+    }
+    this.draining = this.drain().finally(() => {
+      this.draining = undefined;
+      if (this.again) {
+        this.again = false;
+        this.kick();
+      }
+    });
+  }
+
+  private async listen(): Promise<void> {
+    const client = new pg.Client({ connectionString: this.deps.databaseUrl });
+    client.on('notification', () => this.kick());
+    client.on('error', (error) => {
+      this.deps.logger.warn('outbox listener lost its connection; polling until it is back', { error: error.message });
+      this.listener = undefined;
+      setTimeout(() => void this.reconnect(), 1000).unref();
+    });
+    await client.connect();
+    await client.query(`LISTEN ${OUTBOX_CHANNEL}`);
+    this.listener = client;
+  }
+
+  private async reconnect(): Promise<void> {
+    if (this.stopped || this.listener) return;
+    try {
+      await this.listen();
+    } catch {
+      setTimeout(() => void this.reconnect(), 2000).unref();
+    }
+  }
+
+  private async drain(): Promise<void> {
+    try {
+      while (!this.stopped && (await this.dispatchBatch()) === this.batchSize) {
+        // A full batch: there may be more.
+      }
+      this.failures = 0;
+    } catch (error) {
+      this.failures++;
+      this.deps.logger.warn('outbox relay could not dispatch; rows stay pending', {
+        error: error instanceof Error ? error.message : String(error),
+        failures: this.failures,
+      });
+      // Back off while Redis or PostgreSQL is away; the poll timer retries.
+      await new Promise((resolve) => setTimeout(resolve, Math.min(200 * 2 ** this.failures, 5000)));
+    }
+  }
+
+  /** Dispatches one batch in one transaction; returns how many rows it handled. */
+  private async dispatchBatch(): Promise<number> {
+    const em = this.deps.orm.em.fork();
+    return em.transactional(async (tx) => {
+      const rows = await tx.execute<PendingRow[]>(
+        `select id, kind, topic, payload, run_at from outbox_message
+          where dispatched_at is null order by id limit ? for update skip locked`,
+        [this.batchSize],
+      );
+      for (const row of rows) await this.dispatch(row);
+      if (rows.length) {
+        await tx.execute(`update outbox_message set dispatched_at = now(), attempts = attempts + 1 where id in (${rows.map(() => '?').join(',')})`, rows.map((row) => row.id));
+      }
+      return rows.length;
+    });
+  }
+
+  private async dispatch(row: PendingRow): Promise<void> {
+    if (row.kind === 'event') {
+      await this.deps.publisher.publish(row.topic, JSON.stringify(row.payload));
+      return;
+    }
+    const queue = this.deps.queues[row.topic];
+    if (!queue) throw new Error(`outbox row ${row.id} names unknown queue ${row.topic}`);
+    const runAt = row.run_at ? new Date(row.run_at).getTime() : 0;
+    await queue.add(row.topic, { ...row.payload, outboxId: String(row.id) }, {
+      jobId: jobIdFor({ ...row, id: String(row.id) }),
+      delay: Math.max(0, runAt - Date.now()),
+    });
+  }
+}
