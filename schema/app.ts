@@ -50,6 +50,7 @@ export async function createGateway(deps: GatewayDeps): Promise<Gateway> {
   app.disable('x-powered-by');
   app.set('trust proxy', true);
 
+  const formatError = formatGraphqlError(logger);
   const wsServer = new WebSocketServer({ server, path: '/graphql' });
   const wsCleanup = useServer(
     {
@@ -64,13 +65,18 @@ export async function createGateway(deps: GatewayDeps): Promise<Gateway> {
         const crm = key ? await findCrmByKey(orm.em.fork(), key) : null;
         return createContext(root, { crm });
       },
+      // graphql-ws does not run Apollo's formatError; map errors the same way so WebSocket
+      // clients also get the DomainError code in extensions.code and no internal details.
+      onNext: (_ctx, _id, _payload, _args, result) =>
+        result.errors?.length ? { ...result, errors: result.errors.map((error) => formatError(error.toJSON(), error)) } : undefined,
+      onError: (_ctx, _id, _payload, errors) => errors.map((error) => formatError(error.toJSON(), error)),
     },
     wsServer,
   );
 
   const apollo = new ApolloServer({
     schema,
-    formatError: formatGraphqlError(logger),
+    formatError,
     includeStacktraceInErrorResponses: !deps.config.production,
     plugins: [
       ApolloServerPluginDrainHttpServer({ httpServer: server }),

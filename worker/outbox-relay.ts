@@ -128,7 +128,14 @@ export class OutboxRelay {
       );
       for (const row of rows) await this.dispatch(row);
       if (rows.length) {
-        await tx.execute(`update outbox_message set dispatched_at = now(), attempts = attempts + 1 where id in (${rows.map(() => '?').join(',')})`, rows.map((row) => row.id));
+        // Rows marked personal (mail to an erased customer) keep no personal data once handed over.
+        await tx.execute(
+          `update outbox_message
+              set dispatched_at = now(), attempts = attempts + 1,
+                  payload = case when payload->>'personal' is not null then '{"erased": true}'::jsonb else payload end
+            where id in (${rows.map(() => '?').join(',')})`,
+          rows.map((row) => row.id),
+        );
       }
       return rows.length;
     });

@@ -72,10 +72,21 @@ export function bodyErrorHandler(root: ContextRoot) {
       sendError(root, res, new DomainError('PAYLOAD_TOO_LARGE', 'Request body too large'), requestIdOf(req));
     } else if (type === 'charset.unsupported' || type === 'encoding.unsupported') {
       sendError(root, res, new DomainError('VALIDATION_FAILED', 'Unsupported request body encoding'), requestIdOf(req));
+    } else if (isClientHttpError(error)) {
+      // E.g. the router's 400 for a path parameter that is not valid percent-encoding.
+      const code = error.status === 404 ? 'NOT_FOUND' : error.status === 413 ? 'PAYLOAD_TOO_LARGE' : 'VALIDATION_FAILED';
+      sendError(root, res, new DomainError(code, error.expose && error.message ? error.message : 'Bad request'), requestIdOf(req));
     } else if (error) {
       sendError(root, res, error, requestIdOf(req));
     } else {
       next();
     }
   };
+}
+
+/** An http-errors style error (express, body-parser, router) that blames the request, not the service. */
+function isClientHttpError(error: unknown): error is { status: number; message?: string; expose?: boolean } {
+  if (error instanceof DomainError) return false;
+  const status = (error as { status?: unknown } | null)?.status;
+  return typeof status === 'number' && status >= 400 && status < 500;
 }

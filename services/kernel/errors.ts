@@ -79,6 +79,12 @@ function translateDatabaseError(error: unknown): DomainError | undefined {
       return validationError(`A value is out of its allowed range${constraint ? ` (${constraint})` : ''}`);
     case '22001':
       return validationError('A value is too long');
+    case '08P01':
+    case '22021':
+    case '22P05':
+      // A NUL character (%00 in a path, \u0000 in JSON) cannot travel in PostgreSQL's text protocol:
+      // the server rejects the message (08P01) or the encoding (22021); either way the input is at fault.
+      return validationError('A value contains a character that is not allowed');
     case '22P02':
     case '22007':
     case '22008':

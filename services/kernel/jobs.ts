@@ -27,6 +27,13 @@ export interface MailJob {
   params: Record<string, string | null>;
   /** Free text a CRM or consumer added, e.g. the cancellation message. */
   message?: string | null;
+  /**
+   * Recipient data carried in the job itself, for mails to a customer who is
+   * erased in the same transaction; such rows are marked `personal` and the
+   * relay scrubs them once handed over.
+   */
+  recipient?: { email: string; name: string; language: string };
+  personal?: boolean;
 }
 
 export interface HoldExpiryJob {

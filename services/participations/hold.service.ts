@@ -3,8 +3,23 @@ import type { Context } from '../kernel/context.js';
 import { inTransaction } from '../kernel/context.js';
 import { Appointment } from '../appointments/appointment.entity.js';
 import { announceCapacity } from '../appointments/capacity-events.js';
-import { notifyOutbox } from '../outbox/outbox.service.js';
+import { QUEUES } from '../kernel/jobs.js';
+import { notifyOutbox, writeOutbox } from '../outbox/outbox.service.js';
 import { Participation } from './participation.entity.js';
+
+/**
+ * Makes a RESERVED participation a hold: valid for the configured hold time
+ * (3 minutes), with a delayed job that removes it if it is not completed.
+ */
+export function placeHold(ctx: Context, participation: Participation): void {
+  participation.expiresAt = new Date(ctx.clock.now().getTime() + ctx.config.holdMs);
+  writeOutbox(ctx.em, {
+    kind: 'job',
+    topic: QUEUES.holdExpiry,
+    payload: { participationId: participation.id },
+    runAt: participation.expiresAt,
+  });
+}
 
 export type HoldExpiryOutcome = 'removed' | 'gone' | 'completed' | { notDueForMs: number };
 

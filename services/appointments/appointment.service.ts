@@ -1,0 +1,150 @@
+import { z } from 'zod';
+import { resolveContact } from '../contact-profiles/contact-assignment.js';
+import { locationInput } from '../kernel/address-input.js';
+import { type Context, inTransaction, requireCrm } from '../kernel/context.js';
+import { DomainError, validationError } from '../kernel/errors.js';
+import { newId } from '../kernel/ids.js';
+import { optionalText, parseInput, requiredText } from '../kernel/validation.js';
+import { parseDateTimeInput } from '../kernel/wall-clock.js';
+import { Product } from '../products/product.entity.js';
+import type { Provider } from '../providers/provider.entity.js';
+import { getProvider } from '../providers/provider.service.js';
+import { Resource } from '../resources/resource.entity.js';
+import { Appointment, CURRENCIES } from './appointment.entity.js';
+import { APPOINTMENT_VIEW_POPULATE } from './appointment.view.js';
+import { expandSeries, SERIES_MAX_APPOINTMENTS, spansSeveralDays } from './series.js';
+
+const price = z.object({ value: z.number().finite().min(0), currency: z.enum(CURRENCIES) }).nullish();
+const capacity = z.number().int().min(0).max(100_000);
+
+const common = {
+  capacity: capacity.nullish(),
+  acceptBookings: z.boolean().nullish(),
+  resourceReference: requiredText(),
+  productReference: requiredText(),
+  productName: optionalText(),
+  contact: optionalText(),
+  contactReference: optionalText(),
+  contactProfileReference: optionalText(),
+  address: locationInput().nullish(),
+  price,
+  description: optionalText(10_000),
+  notes: optionalText(10_000),
+};
+
+const singleInput = z.object({ ...common, reference: requiredText(), start: z.string(), end: z.string() });
+
+const seriesInput = z.object({
+  ...common,
+  from: z.string().nullish(),
+  to: z.string().nullish(),
+  series_data: z.object({
+    from: z.string(),
+    to: z.string(),
+    raster: z.number().int().positive().max(24 * 60),
+    weekdays: z.array(z.enum(['1', '2', '3', '4', '5', '6', '7'])).min(1).nullish(),
+  }),
+});
+
+export type CreateAppointmentsResult = { kind: 'single'; appointment: Appointment } | { kind: 'series'; seriesId: string; appointments: Appointment[] };
+
+/**
+ * Creates one appointment, or a series when the body has `series_data`.
+ * Date-times without offset are wall-clock times of the provider's zone.
+ */
+export async function createAppointments(ctx: Context, providerReference: string, raw: unknown): Promise<CreateAppointmentsResult> {
+  const isSeries = typeof raw === 'object' && raw !== null && 'series_data' in raw && (raw as Record<string, unknown>).series_data != null;
+  return inTransaction(ctx, async (tx) => {
+    const provider = await getProvider(tx, providerReference);
+    if (isSeries) return createSeries(tx, provider, raw);
+    const input = parseInput(singleInput, raw);
+    const start = parseDateTimeInput(input.start, provider.timeZone, 'start');
+    const end = parseDateTimeInput(input.end, provider.timeZone, 'end');
+    if (end <= start) throw validationError('end must be after start');
+    if (await tx.em.count(Appointment, { crm: provider.crm, reference: input.reference })) {
+      throw new DomainError('CONFLICT', `Appointment reference ${input.reference} already exists`);
+    }
+    const fields = await commonFields(tx, provider, input);
+    const appointment = tx.em.create(Appointment, { ...fields, reference: input.reference, start, end });
+    await tx.em.flush();
+    await tx.em.populate(appointment, APPOINTMENT_VIEW_POPULATE);
+    return { kind: 'single' as const, appointment };
+  });
+}
+
+async function createSeries(ctx: Context, provider: Provider, raw: unknown): Promise<CreateAppointmentsResult> {
+  const input = parseInput(seriesInput, raw);
+  const zone = provider.timeZone;
+  const rangeStart = parseDateTimeInput(input.series_data.from, zone, 'series_data.from');
+  const rangeEnd = parseDateTimeInput(input.series_data.to, zone, 'series_data.to');
+  if (rangeEnd <= rangeStart) throw validationError('series_data.to must be after series_data.from');
+  const windowStart = input.from ? parseDateTimeInput(input.from, zone, 'from') : rangeStart;
+  const windowEnd = input.to ? parseDateTimeInput(input.to, zone, 'to') : rangeEnd;
+  if (windowEnd <= windowStart) throw validationError('to must be after from');
+  const severalDays = spansSeveralDays(rangeStart, rangeEnd, zone);
+  if (severalDays && !input.series_data.weekdays) throw validationError('series_data.weekdays is required when the series spans more than one day');
+  const slots = expandSeries({
+    windowStart,
+    windowEnd,
+    rangeStart,
+    rangeEnd,
+    raster: input.series_data.raster,
+    weekdays: input.series_data.weekdays?.map(Number) ?? null,
+    timeZone: zone,
+  });
+  if (slots.length === 0) throw validationError('series_data yields no appointment: check from, to, raster and weekdays');
+  if (slots.length > SERIES_MAX_APPOINTMENTS) throw validationError(`a series may hold at most ${SERIES_MAX_APPOINTMENTS} appointments`);
+  const fields = await commonFields(ctx, provider, input);
+  const seriesId = newId();
+  const appointments = slots.map((slot, i) =>
+    ctx.em.create(Appointment, { ...fields, reference: `series-${seriesId}-${i + 1}`, seriesId, start: slot.start, end: slot.end }),
+  );
+  await ctx.em.flush();
+  await ctx.em.populate(appointments, APPOINTMENT_VIEW_POPULATE);
+  return { kind: 'series', seriesId, appointments };
+}
+
+async function commonFields(ctx: Context, provider: Provider, input: z.output<typeof singleInput> | z.output<typeof seriesInput>) {
+  const crm = requireCrm(ctx);
+  const resource = await ctx.em.findOne(Resource, { crm, provider, reference: input.resourceReference, deletedAt: null });
+  if (!resource) throw validationError(`resourceReference: no resource ${input.resourceReference}`);
+  const product = await ctx.em.findOne(Product, { crm, provider, reference: input.productReference });
+  if (!product) throw validationError(`productReference: no product ${input.productReference}`);
+  const { contact, contactProfile } = await resolveContact(ctx, provider, input.contact ?? input.contactReference, input.contactProfileReference);
+  return {
+    crm,
+    provider,
+    resource,
+    product,
+    capacity: input.capacity ?? 0,
+    acceptBookings: input.acceptBookings ?? false,
+    productName: input.productName ?? null,
+    contact,
+    contactProfile,
+    address: input.address ?? resource.address,
+    price: input.price ?? null,
+    description: input.description ?? null,
+    notes: input.notes ?? null,
+  };
+}
+
+export interface AppointmentFilter {
+  productRef?: string;
+  resourceRef?: string;
+  includeArchived: boolean;
+}
+
+/** A provider's appointments (active and cancelled), oldest first, filtered by product and resource reference. */
+export async function listAppointments(ctx: Context, providerReference: string, filter: AppointmentFilter): Promise<Appointment[]> {
+  const provider = await getProvider(ctx, providerReference);
+  return ctx.em.find(
+    Appointment,
+    {
+      provider,
+      ...(filter.includeArchived ? {} : { archived: false }),
+      ...(filter.productRef ? { product: { reference: filter.productRef } } : {}),
+      ...(filter.resourceRef ? { resource: { reference: filter.resourceRef } } : {}),
+    },
+    { populate: APPOINTMENT_VIEW_POPULATE, orderBy: { start: 'asc', reference: 'asc' } },
+  );
+}

@@ -1,0 +1,171 @@
+import { z } from 'zod';
+import { Appointment } from '../appointments/appointment.entity.js';
+import { APPOINTMENT_VIEW_POPULATE } from '../appointments/appointment.view.js';
+import { locationInput } from '../kernel/address-input.js';
+import { type Context, inTransaction, requireCrm } from '../kernel/context.js';
+import { DomainError, notFound, validationError } from '../kernel/errors.js';
+import { newId } from '../kernel/ids.js';
+import { notifyOutbox } from '../outbox/outbox.service.js';
+import { parseInput, requiredText } from '../kernel/validation.js';
+import { parseDateTimeInput } from '../kernel/wall-clock.js';
+import type { Provider } from '../providers/provider.entity.js';
+import { getProvider } from '../providers/provider.service.js';
+import { Resource } from '../resources/resource.entity.js';
+import { getResourceOf } from '../resources/resource.lookup.js';
+import { announceTimeslot } from './timeslot-events.js';
+import { Timeslot, TIMESLOT_STATES } from './timeslot.entity.js';
+
+/** Upper bound of timeslots per create request. */
+export const TIMESLOT_BATCH_MAX = 500;
+const raster = z.number().int().positive().max(24 * 60);
+const defaultCapacity = z.number().int().positive().max(100_000);
+
+const timeslotInput = z.object({
+  reference: z.string().trim().min(1).max(255).nullish(),
+  resourceReference: requiredText(),
+  start: z.string().nullish(),
+  end: z.string(),
+  raster,
+  defaultCapacity,
+  defaultAcceptBookings: z.boolean(),
+  address: locationInput().nullish(),
+  state: z.enum(TIMESLOT_STATES),
+});
+const createInput = z.object({ timeslots: z.array(timeslotInput).min(1).max(TIMESLOT_BATCH_MAX) });
+
+const updateInput = z.object({
+  start: z.string().optional(),
+  end: z.string().optional(),
+  raster: raster.optional(),
+  defaultCapacity: defaultCapacity.optional(),
+  defaultAcceptBookings: z.boolean().optional(),
+  address: locationInput().nullish(),
+  state: z.enum(TIMESLOT_STATES).optional(),
+});
+
+/**
+ * Creates a batch of timeslots, all or none. A missing reference is
+ * generated; a missing start means "now". Timeslots of one resource may not
+ * overlap, neither each other nor existing ones.
+ */
+export async function createTimeslots(ctx: Context, providerReference: string, raw: unknown): Promise<Timeslot[]> {
+  const crm = requireCrm(ctx);
+  const input = parseInput(createInput, raw);
+  return inTransaction(ctx, async (tx) => {
+    const provider = await getProvider(tx, providerReference);
+    const created: Timeslot[] = [];
+    for (const [i, item] of input.timeslots.entries()) {
+      const field = (name: string) => `timeslots[${i}].${name}`;
+      const resource = await tx.em.findOne(Resource, { crm, provider, reference: item.resourceReference, deletedAt: null });
+      if (!resource) throw validationError(`${field('resourceReference')}: no resource ${item.resourceReference}`);
+      const start = item.start ? parseDateTimeInput(item.start, provider.timeZone, field('start')) : startOfMinute(tx.clock.now());
+      const end = parseDateTimeInput(item.end, provider.timeZone, field('end'));
+      if (end <= start) throw validationError(`${field('end')} must be after start`);
+      const reference = item.reference ?? `timeslot-${newId()}`;
+      if (created.some((t) => t.reference === reference) || (await tx.em.count(Timeslot, { crm, reference }))) {
+        throw new DomainError('CONFLICT', `Timeslot reference ${reference} already exists`);
+      }
+      const timeslot = tx.em.create(Timeslot, {
+        crm,
+        resource,
+        reference,
+        start,
+        end,
+        raster: item.raster,
+        defaultCapacity: item.defaultCapacity,
+        defaultAcceptBookings: item.defaultAcceptBookings,
+        address: item.address ?? null,
+        state: item.state,
+      });
+      await assertNoOverlap(tx, timeslot, created);
+      created.push(timeslot);
+    }
+    await tx.em.flush();
+    for (const timeslot of created) await announceTimeslot(tx, timeslot);
+    await notifyOutbox(tx.em);
+    return created;
+  });
+}
+
+/** Timeslots of a resource that overlap [from, to), with the appointments already made from them. */
+export async function listTimeslots(ctx: Context, providerReference: string, resourceReference: string, range: { from?: string; to?: string }) {
+  const provider = await getProvider(ctx, providerReference);
+  if (!range.from) throw validationError('query parameter from is required');
+  if (!range.to) throw validationError('query parameter to is required');
+  const from = parseDateTimeInput(range.from, provider.timeZone, 'from');
+  const to = parseDateTimeInput(range.to, provider.timeZone, 'to');
+  if (to <= from) throw validationError('to must be after from');
+  const resource = await getResourceOf(ctx, provider, resourceReference);
+  const timeslots = await ctx.em.find(Timeslot, { resource, start: { $lt: to }, end: { $gt: from } }, { orderBy: { start: 'asc' }, populate: ['resource'] });
+  const appointments = timeslots.length
+    ? await ctx.em.find(Appointment, { timeslot: { $in: timeslots } }, { populate: APPOINTMENT_VIEW_POPULATE, orderBy: { start: 'asc' } })
+    : [];
+  return timeslots.map((timeslot) => ({ timeslot, appointments: appointments.filter((a) => a.timeslot?.id === timeslot.id) }));
+}
+
+/**
+ * Changes the supplied fields. Moving start, end or raster is refused while
+ * active appointments made from the timeslot exist, since they would fall
+ * off the grid.
+ */
+export async function updateTimeslot(ctx: Context, providerReference: string, reference: string, raw: unknown): Promise<Timeslot> {
+  const input = parseInput(updateInput, raw);
+  return inTransaction(ctx, async (tx) => {
+    const provider = await getProvider(tx, providerReference);
+    const timeslot = await timeslotOf(tx, provider, reference);
+    const start = input.start !== undefined ? parseDateTimeInput(input.start, provider.timeZone, 'start') : timeslot.start;
+    const end = input.end !== undefined ? parseDateTimeInput(input.end, provider.timeZone, 'end') : timeslot.end;
+    if (end <= start) throw validationError('end must be after start');
+    const gridChanges = start.getTime() !== timeslot.start.getTime() || end.getTime() !== timeslot.end.getTime() || (input.raster !== undefined && input.raster !== timeslot.raster);
+    if (gridChanges && (await activeAppointmentCount(tx, timeslot)) > 0) {
+      throw new DomainError('HAS_ACTIVE_APPOINTMENTS', `Timeslot ${reference} has active appointments; its start, end and raster cannot change`);
+    }
+    timeslot.start = start;
+    timeslot.end = end;
+    if (input.raster !== undefined) timeslot.raster = input.raster;
+    if (input.defaultCapacity !== undefined) timeslot.defaultCapacity = input.defaultCapacity;
+    if (input.defaultAcceptBookings !== undefined) timeslot.defaultAcceptBookings = input.defaultAcceptBookings;
+    if (input.address !== undefined) timeslot.address = input.address ?? null;
+    if (input.state !== undefined) timeslot.state = input.state;
+    if (gridChanges) await assertNoOverlap(tx, timeslot, []);
+    await tx.em.flush();
+    await announceTimeslot(tx, timeslot);
+    await notifyOutbox(tx.em);
+    return timeslot;
+  });
+}
+
+/** Deletes a timeslot; refused (409) while an appointment made from it is not cancelled. */
+export async function deleteTimeslot(ctx: Context, providerReference: string, reference: string): Promise<void> {
+  await inTransaction(ctx, async (tx) => {
+    const provider = await getProvider(tx, providerReference);
+    const timeslot = await timeslotOf(tx, provider, reference);
+    if ((await activeAppointmentCount(tx, timeslot)) > 0) {
+      throw new DomainError('HAS_ACTIVE_APPOINTMENTS', `Timeslot ${reference} has an appointment that is not cancelled; delete or cancel it first`);
+    }
+    timeslot.state = 'CREATED';
+    await announceTimeslot(tx, timeslot);
+    tx.em.remove(timeslot);
+    await notifyOutbox(tx.em);
+  });
+}
+
+async function timeslotOf(ctx: Context, provider: Provider, reference: string): Promise<Timeslot> {
+  const timeslot = await ctx.em.findOne(Timeslot, { crm: requireCrm(ctx), reference, resource: { provider } }, { populate: ['resource'] });
+  if (!timeslot) throw notFound('Timeslot', reference);
+  return timeslot;
+}
+
+const activeAppointmentCount = (ctx: Context, timeslot: Timeslot) => ctx.em.count(Appointment, { timeslot, state: 'ACTIVE' });
+
+async function assertNoOverlap(ctx: Context, timeslot: Timeslot, batch: Timeslot[]): Promise<void> {
+  const overlaps = (other: Timeslot) => other.resource.id === timeslot.resource.id && other.start < timeslot.end && other.end > timeslot.start;
+  const clash =
+    batch.find(overlaps) ??
+    (await ctx.em.findOne(Timeslot, { resource: timeslot.resource, id: { $ne: timeslot.id }, start: { $lt: timeslot.end }, end: { $gt: timeslot.start } }));
+  if (clash) throw new DomainError('CONFLICT', `Timeslot ${timeslot.reference} overlaps timeslot ${clash.reference} of the same resource`);
+}
+
+function startOfMinute(date: Date): Date {
+  return new Date(Math.floor(date.getTime() / 60_000) * 60_000);
+}

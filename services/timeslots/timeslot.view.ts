@@ -1,0 +1,36 @@
+import { type AppointmentView, toAppointmentView } from '../appointments/appointment.view.js';
+import type { Appointment } from '../appointments/appointment.entity.js';
+import { toLocationView } from '../kernel/address-input.js';
+import { formatUtc } from '../kernel/wall-clock.js';
+import type { Timeslot, TimeslotState } from './timeslot.entity.js';
+
+export interface TimeslotView {
+  uuid: string;
+  reference: string;
+  resourceReference: string;
+  start: string;
+  end: string;
+  raster: number;
+  defaultCapacity: number;
+  defaultAcceptBookings: boolean;
+  address: ReturnType<typeof toLocationView>;
+  state: TimeslotState;
+  appointments?: AppointmentView[];
+}
+
+/** A timeslot as /crms endpoints show it: times in UTC with `Z`, appointments when given. */
+export function toTimeslotView(timeslot: Timeslot, appointments?: Appointment[], now = new Date()): TimeslotView {
+  return {
+    uuid: timeslot.id,
+    reference: timeslot.reference,
+    resourceReference: timeslot.resource.reference,
+    start: formatUtc(timeslot.start),
+    end: formatUtc(timeslot.end),
+    raster: timeslot.raster,
+    defaultCapacity: timeslot.defaultCapacity,
+    defaultAcceptBookings: timeslot.defaultAcceptBookings,
+    address: toLocationView(timeslot.address),
+    state: timeslot.state,
+    ...(appointments ? { appointments: appointments.map((a) => toAppointmentView(a, now)) } : {}),
+  };
+}
