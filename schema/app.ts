@@ -18,6 +18,7 @@ import type { Logger } from '../services/kernel/logger.js';
 import type { Orm } from '../services/kernel/orm.js';
 import { buildGraphqlSchema } from './graphql/build-schema.js';
 import { formatGraphqlError } from './graphql/format-error.js';
+import { canonicalHost, consumerCors } from './http-middleware.js';
 import { languageFromCookie, requestIdOf } from './request-meta.js';
 import { ROUTES } from './rest/routes.js';
 import { bodyErrorHandler, CRM_KEY_HEADER, restRouter, sendError } from './rest/router.js';
@@ -84,6 +85,9 @@ export async function createGateway(deps: GatewayDeps): Promise<Gateway> {
     ],
   });
   await apollo.start();
+
+  app.use(canonicalHost(deps.config.canonicalHost));
+  app.use(consumerCors);
 
   app.get('/healthz', async (_req, res) => {
     const report = await checkHealth(orm, redis);

@@ -71,13 +71,13 @@ export async function cancelAppointment(ctx: Context, providerReference: string,
  */
 export async function cancelWithParticipants(ctx: Context, appointment: Appointment, message: string | null): Promise<void> {
   const participations = await ctx.em.find(Participation, { appointment, state: { $nin: ['CANCELED', 'DELETED'] } }, { populate: ['customer'] });
-  const now = ctx.clock.now();
   appointment.state = 'CANCELLED';
   for (const participation of participations) {
-    const liveHold = participation.state !== 'RESERVED' || (participation.expiresAt && participation.expiresAt > now);
+    // Only people who booked or asked for a place hear of it; a hold ends silently (RESERVED -> CANCELED sends no mail).
+    const informed = participation.state === 'BOOKED' || participation.state === 'REQUESTED';
     participation.state = 'CANCELED';
     participation.expiresAt = null;
-    if (liveHold && participation.customer?.email) {
+    if (informed && participation.customer?.email) {
       writeOutbox(ctx.em, {
         kind: 'mail',
         topic: QUEUES.mail,

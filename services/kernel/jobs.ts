@@ -18,6 +18,7 @@ export const MAIL_TEMPLATES = [
   'booking-request-received',
   'provider-booking-notification',
   'provider-booking-request',
+  'provider-booking-cancelled',
 ] as const;
 export type MailTemplate = (typeof MAIL_TEMPLATES)[number];
 

@@ -25,14 +25,20 @@ export function describeIssue(issue: ZodIssue, root = 'body'): string {
       return `${field} must be ${issue.inclusive ? 'at most' : 'less than'} ${issue.maximum}`;
     case 'invalid_enum_value':
       return `${field} must be one of ${issue.options.join(', ')}`;
-    case 'invalid_string':
-      return `${field} ${issue.message === 'Invalid' ? `must be a valid ${String(issue.validation)}` : issue.message}`;
+    case 'invalid_string': {
+      // zod's own messages are "Invalid" or "Invalid <format>"; custom messages are kept.
+      if (!/^Invalid( |$)/.test(issue.message)) return `${field} ${lowerFirst(issue.message)}`;
+      const named = typeof issue.validation === 'string' && issue.validation !== 'regex';
+      return named ? `${field} must be a valid ${String(issue.validation)}` : `${field} has an invalid format`;
+    }
     case 'unrecognized_keys':
       return `${field} has unknown field(s): ${issue.keys.join(', ')}`;
     default:
-      return `${field} ${issue.message.charAt(0).toLowerCase()}${issue.message.slice(1)}`;
+      return `${field} ${lowerFirst(issue.message)}`;
   }
 }
+
+const lowerFirst = (text: string): string => `${text.charAt(0).toLowerCase()}${text.slice(1)}`;
 
 function article(type: string): string {
   if (type === 'integer') return 'a whole number';

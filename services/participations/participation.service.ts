@@ -117,8 +117,11 @@ export async function updateParticipationState(
 
 async function changeState(ctx: Context, participation: Participation, to: ParticipationState, message: string | null, sendMails: boolean): Promise<void> {
   const appointment = await ctx.em.findOneOrFail(Appointment, { id: participation.appointment.id }, { lockMode: LockMode.PESSIMISTIC_WRITE, refresh: true });
-  const from = participation.state;
-  const { sendsMail } = assertTransition(from, to);
+  const { sendsMail, unchanged } = assertTransition(participation.state, to);
+  if (unchanged) {
+    // A repeated update (CRMs retry and upsert) keeps the participation as it is and sends nothing.
+    return;
+  }
   participation.state = to;
   participation.expiresAt = null;
   if (message) participation.messages = [...(participation.messages ?? []), message];

@@ -69,6 +69,7 @@ export interface ProductView {
   followUpTimeMinutes: number | null;
 }
 
+/** The product as REST and GraphQL show it; absent optional values are null. */
 export const toProductView = (product: Product): ProductView => ({
   uuid: product.id,
   reference: product.reference,

@@ -68,14 +68,14 @@ describe('Authentication, tenancy and error handling', () => {
       const query = `query ($r: String!) { user(reference: $r) { email } }`;
       const anonymous = await app.anonymous.graphql(query, { r: fixture.ownerRef });
       expect(anonymous.body.data).toBeNull();
-      expect(anonymous.body.errors[0].extensions.code).toBe('UNAUTHENTICATED');
+      expect(anonymous.body.errors![0].extensions.code).toBe('UNAUTHENTICATED');
 
       const unknown = await apiClient(app.baseUrl, 'bk_wrong').graphql(query, { r: fixture.ownerRef });
       expect(unknown.status).toBe(401);
-      expect(unknown.body.errors[0].extensions.code).toBe('UNAUTHENTICATED');
+      expect(unknown.body.errors![0].extensions.code).toBe('UNAUTHENTICATED');
 
       const crm = await app.newCrm();
-      expect((await crm.api.graphql(query, { r: 'nobody@crm' })).body.errors[0].extensions.code).toBe('NOT_FOUND');
+      expect((await crm.api.graphql(query, { r: 'nobody@crm' })).body.errors![0].extensions.code).toBe('NOT_FOUND');
       await rotateCrmKey(app.orm.em.fork(), crm.crmId);
       expect((await crm.api.graphql(query, { r: 'nobody@crm' })).status).toBe(401);
     });
@@ -124,7 +124,7 @@ describe('Authentication, tenancy and error handling', () => {
         branch: 'misc',
       });
       expect(account.status).toBe(404);
-      expect(account.body.errors[0].message).toBe('no user found for ownerReference');
+      expect(account.body.errors![0].message).toBe('no user found for ownerReference');
 
       const staff = await second.api.post(`${base}/provider/${enc(fixture.providerRef)}/staff`, { userReference: fixture.ownerRef });
       expect(staff.status).toBe(404);
@@ -164,12 +164,12 @@ describe('Authentication, tenancy and error handling', () => {
         'mutation ($p: String!, $u: String!) { addStaffMember(providerReference: $p, userReference: $u) { email } }',
         { p: fixture.providerRef, u: fixture.ownerRef },
       );
-      expect(add.body.errors[0].extensions.code).toBe('NOT_FOUND');
+      expect(add.body.errors![0].extensions.code).toBe('NOT_FOUND');
       const remove = await second.api.graphql('mutation ($p: String!, $u: String!) { removeStaffMember(providerReference: $p, userReference: $u) }', {
         p: fixture.providerRef,
         u: fixture.ownerRef,
       });
-      expect(remove.body.errors[0].extensions.code).toBe('NOT_FOUND');
+      expect(remove.body.errors![0].extensions.code).toBe('NOT_FOUND');
     });
   });
 

@@ -135,7 +135,7 @@ describe('Setup: create and get account', () => {
       expect(res.body).toEqual(errorBody('Unable to find specified branch. Was gardening'));
       const wrongCase = await api.post(base, accountBody({ branch: 'Real-Estate' }));
       expect(wrongCase.status).toBe(404);
-      expect(wrongCase.body.errors[0].message).toBe('Unable to find specified branch. Was Real-Estate');
+      expect(wrongCase.body.errors![0].message).toBe('Unable to find specified branch. Was Real-Estate');
     });
 
     it.each(['no-at-sign', 'two@at@signs', '@platform', 'id@', 'with space@crm'])(
@@ -170,7 +170,7 @@ describe('Setup: create and get account', () => {
       expect(res.body).toEqual(errorBody(expect.stringContaining(`invoiceAddress.${field}`)));
       const empty = await api.post(base, accountBody({ invoiceAddress: { ...ADDRESS, [field]: '' } }));
       expect(empty.status).toBe(400);
-      expect(empty.body.errors[0].message).toContain(`invoiceAddress.${field}`);
+      expect(empty.body.errors![0].message).toContain(`invoiceAddress.${field}`);
     });
 
     it('invoiceAddress: null is accepted as absent; a bad country code or a string is a 400', async () => {
@@ -179,16 +179,16 @@ describe('Setup: create and get account', () => {
       expect(none.body.account.invoiceAddress).toBeNull();
       const country = await api.post(base, accountBody({ invoiceAddress: { ...ADDRESS, countryCode: 'Germany' } }));
       expect(country.status).toBe(400);
-      expect(country.body.errors[0].message).toContain('invoiceAddress.countryCode');
+      expect(country.body.errors![0].message).toContain('invoiceAddress.countryCode');
       const text = await api.post(base, accountBody({ invoiceAddress: 'Berlin' }));
       expect(text.status).toBe(400);
-      expect(text.body.errors[0].message).toContain('invoiceAddress');
+      expect(text.body.errors![0].message).toContain('invoiceAddress');
     });
 
     it('400 for an invalid invoice e-mail and for wrong types', async () => {
       const email = await api.post(base, accountBody({ email: 'nope' }));
       expect(email.status).toBe(400);
-      expect(email.body.errors[0].message).toContain('email');
+      expect(email.body.errors![0].message).toContain('email');
       const branch = await api.post(base, accountBody({ branch: 7 }));
       expect(branch.status).toBe(400);
       expect(branch.body).toEqual(errorBody('branch must be a string, got number'));
@@ -235,30 +235,30 @@ describe('Setup: create and get account', () => {
 
     it('the documented 404s carry their codes in extensions.code', async () => {
       const owner = await api.graphql(CREATE_ACCOUNT, { input: accountBody({ ownerReference: 'ghost@crm' }) });
-      expect(owner.body.errors[0]).toMatchObject({ message: 'no user found for ownerReference', extensions: { code: 'USER_NOT_FOUND' } });
+      expect(owner.body.errors![0]).toMatchObject({ message: 'no user found for ownerReference', extensions: { code: 'USER_NOT_FOUND' } });
       const branch = await api.graphql(CREATE_ACCOUNT, { input: accountBody({ branch: 'zoo' }) });
-      expect(branch.body.errors[0]).toMatchObject({ message: 'Unable to find specified branch. Was zoo', extensions: { code: 'BRANCH_NOT_FOUND' } });
+      expect(branch.body.errors![0]).toMatchObject({ message: 'Unable to find specified branch. Was zoo', extensions: { code: 'BRANCH_NOT_FOUND' } });
       const reference = await api.graphql(CREATE_ACCOUNT, { input: accountBody({ accountReference: 'plain' }) });
-      expect(reference.body.errors[0]).toMatchObject({
+      expect(reference.body.errors![0]).toMatchObject({
         message: 'Unable to parse account reference. Was plain',
         extensions: { code: 'REFERENCE_UNPARSABLE' },
       });
       const missing = await api.graphql(ACCOUNT_QUERY, { reference: 'unknown@crm' });
-      expect(missing.body.errors[0].extensions.code).toBe('NOT_FOUND');
+      expect(missing.body.errors![0].extensions.code).toBe('NOT_FOUND');
     });
 
     it('VALIDATION_FAILED for an empty required field and an incomplete invoice address', async () => {
       const empty = await api.graphql(CREATE_ACCOUNT, { input: accountBody({ ownerReference: '' }) });
-      expect(empty.body.errors[0].extensions.code).toBe('VALIDATION_FAILED');
-      expect(empty.body.errors[0].message).toContain('ownerReference');
+      expect(empty.body.errors![0].extensions.code).toBe('VALIDATION_FAILED');
+      expect(empty.body.errors![0].message).toContain('ownerReference');
       const { zip: _zip, ...address } = ADDRESS;
       const incomplete = await api.graphql(CREATE_ACCOUNT, { input: accountBody({ invoiceAddress: address }) });
       // zip is non-null in AddressInput, so GraphQL rejects it before the service.
       expect(incomplete.status).toBeLessThan(500);
-      expect(incomplete.body.errors[0].message).toContain('zip');
+      expect(incomplete.body.errors![0].message).toContain('zip');
       const noCountry = await api.graphql(CREATE_ACCOUNT, { input: accountBody({ invoiceAddress: { ...ADDRESS, countryCode: null } }) });
-      expect(noCountry.body.errors[0].extensions.code).toBe('VALIDATION_FAILED');
-      expect(noCountry.body.errors[0].message).toContain('invoiceAddress.countryCode');
+      expect(noCountry.body.errors![0].extensions.code).toBe('VALIDATION_FAILED');
+      expect(noCountry.body.errors![0].message).toContain('invoiceAddress.countryCode');
     });
   });
 });

@@ -158,10 +158,10 @@ describe('Setup: providers and staff', () => {
     it('400 for an unknown time zone and an invalid e-mail', async () => {
       const zone = await api.post(`/crms/${crmId}/provider`, providerBody({ timeZone: 'Mars/Olympus' }));
       expect(zone.status).toBe(400);
-      expect(zone.body.errors[0].message).toContain('timeZone');
+      expect(zone.body.errors![0].message).toContain('timeZone');
       const email = await api.post(`/crms/${crmId}/provider`, providerBody({ email: 'x' }));
       expect(email.status).toBe(400);
-      expect(email.body.errors[0].message).toContain('email');
+      expect(email.body.errors![0].message).toContain('email');
     });
 
     it('the owner is staff: GET staff is a plain array of users', async () => {
@@ -262,12 +262,12 @@ describe('Setup: providers and staff', () => {
     });
 
     it('provider answers NOT_FOUND; createProvider errors carry their codes', async () => {
-      expect((await api.graphql(PROVIDER_QUERY, { reference: 'ghost@crm' })).body.errors[0].extensions.code).toBe('NOT_FOUND');
+      expect((await api.graphql(PROVIDER_QUERY, { reference: 'ghost@crm' })).body.errors![0].extensions.code).toBe('NOT_FOUND');
       const owner404 = await api.graphql(CREATE_PROVIDER, { input: providerBody({ ownerReference: 'ghost@crm' }) });
-      expect(owner404.body.errors[0]).toMatchObject({ message: 'no user found for ownerReference', extensions: { code: 'USER_NOT_FOUND' } });
+      expect(owner404.body.errors![0]).toMatchObject({ message: 'no user found for ownerReference', extensions: { code: 'USER_NOT_FOUND' } });
       const empty = await api.graphql(CREATE_PROVIDER, { input: providerBody({ name: ' ' }) });
-      expect(empty.body.errors[0].extensions.code).toBe('VALIDATION_FAILED');
-      expect(empty.body.errors[0].message).toContain('name');
+      expect(empty.body.errors![0].extensions.code).toBe('VALIDATION_FAILED');
+      expect(empty.body.errors![0].message).toContain('name');
     });
 
     it('staff, addStaffMember and removeStaffMember', async () => {
@@ -287,11 +287,11 @@ describe('Setup: providers and staff', () => {
       expect((await api.graphql(STAFF_QUERY, { providerReference: input.reference })).body.data.staff).toEqual([owner]);
 
       const ownerRemoval = await api.graphql(REMOVE_STAFF, { providerReference: input.reference, userReference: owner.reference });
-      expect(ownerRemoval.body.errors[0].extensions.code).toBe('CONFLICT');
+      expect(ownerRemoval.body.errors![0].extensions.code).toBe('CONFLICT');
       const notMember = await api.graphql(REMOVE_STAFF, vars);
-      expect(notMember.body.errors[0].extensions.code).toBe('NOT_FOUND');
+      expect(notMember.body.errors![0].extensions.code).toBe('NOT_FOUND');
       const unknownUser = await api.graphql(ADD_STAFF, { providerReference: input.reference, userReference: 'ghost@crm' });
-      expect(unknownUser.body.errors[0].extensions.code).toBe('USER_NOT_FOUND');
+      expect(unknownUser.body.errors![0].extensions.code).toBe('USER_NOT_FOUND');
     });
   });
 });

@@ -230,7 +230,7 @@ describe('Setup: create and get user (REST)', () => {
   it('400 for an invalid e-mail address and for wrong types, naming the field', async () => {
     const invalid = await api.post(base, newUserBody({ email: 'not-an-address' }));
     expect(invalid.status).toBe(400);
-    expect(invalid.body.errors[0].message).toContain('email');
+    expect(invalid.body.errors![0].message).toContain('email');
 
     const numeric = await api.post(base, newUserBody({ email: 42 }));
     expect(numeric.status).toBe(400);
@@ -238,7 +238,7 @@ describe('Setup: create and get user (REST)', () => {
 
     const nested = await api.post(base, newUserBody({ lastName: { a: 1 } }));
     expect(nested.status).toBe(400);
-    expect(nested.body.errors[0].message).toContain('lastName');
+    expect(nested.body.errors![0].message).toContain('lastName');
 
     const array = await api.post(base, [newUserBody()]);
     expect(array.status).toBe(400);
@@ -334,31 +334,31 @@ describe('Setup: createUser and user (GraphQL)', () => {
     const input = newUserBody();
     await create(input);
     const email = await create({ ...input, reference: `${unique('x')}@crm` });
-    expect(email.body.errors[0]).toMatchObject({ message: 'User with given email already exists.', extensions: { code: 'EMAIL_IN_USE' } });
+    expect(email.body.errors![0]).toMatchObject({ message: 'User with given email already exists.', extensions: { code: 'EMAIL_IN_USE' } });
     const username = await create(newUserBody({ username: input.username }));
-    expect(username.body.errors[0]).toMatchObject({ message: 'User with given username already exists.', extensions: { code: 'USERNAME_IN_USE' } });
+    expect(username.body.errors![0]).toMatchObject({ message: 'User with given username already exists.', extensions: { code: 'USERNAME_IN_USE' } });
   });
 
   it('VALIDATION_FAILED naming the field for empty values and forbidden username characters', async () => {
     const empty = await create(newUserBody({ lastName: '' }));
-    expect(empty.body.errors[0].extensions.code).toBe('VALIDATION_FAILED');
-    expect(empty.body.errors[0].message).toContain('lastName');
+    expect(empty.body.errors![0].extensions.code).toBe('VALIDATION_FAILED');
+    expect(empty.body.errors![0].message).toContain('lastName');
     const bad = await create(newUserBody({ username: 'a#b' }));
-    expect(bad.body.errors[0].extensions.code).toBe('VALIDATION_FAILED');
-    expect(bad.body.errors[0].message).toContain('username');
+    expect(bad.body.errors![0].extensions.code).toBe('VALIDATION_FAILED');
+    expect(bad.body.errors![0].message).toContain('username');
   });
 
   it('a missing required input field is rejected by GraphQL itself, never a 500', async () => {
     const { email: _omitted, ...input } = newUserBody();
     const res = await create(input);
     expect(res.status).toBeLessThan(500);
-    expect(res.body.errors[0].extensions.code).toMatch(/BAD_USER_INPUT|GRAPHQL_VALIDATION_FAILED/);
-    expect(res.body.errors[0].message).toContain('email');
+    expect(res.body.errors![0].extensions.code).toMatch(/BAD_USER_INPUT|GRAPHQL_VALIDATION_FAILED/);
+    expect(res.body.errors![0].message).toContain('email');
   });
 
   it('user answers NOT_FOUND for an unknown reference', async () => {
     const res = await api.graphql(USER_QUERY, { reference: 'nobody@crm' });
     expect(res.body.data).toBeNull();
-    expect(res.body.errors[0].extensions.code).toBe('NOT_FOUND');
+    expect(res.body.errors![0].extensions.code).toBe('NOT_FOUND');
   });
 });

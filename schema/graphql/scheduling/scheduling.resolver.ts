@@ -1,0 +1,219 @@
+import { Arg, Ctx, Int, Mutation, Query, Resolver } from 'type-graphql';
+import { cancelAppointment, deleteAppointmentsSilently } from '../../../services/appointments/appointment-cancel.service.js';
+import { createAppointments, listAppointments } from '../../../services/appointments/appointment.service.js';
+import { type AppointmentView, toAppointmentView } from '../../../services/appointments/appointment.view.js';
+import { createCustomer, deleteCustomer, getCustomer, toCustomerView, updateCustomer } from '../../../services/customers/customer.service.js';
+import type { toLocationView } from '../../../services/kernel/address-input.js';
+import type { Context } from '../../../services/kernel/context.js';
+import { DomainError } from '../../../services/kernel/errors.js';
+import { createParticipation, toParticipationView, updateParticipationState } from '../../../services/participations/participation.service.js';
+import { createTimeslots, deleteTimeslot, listTimeslots, updateTimeslot } from '../../../services/timeslots/timeslot.service.js';
+import { type TimeslotView, toTimeslotView } from '../../../services/timeslots/timeslot.view.js';
+import { plain } from '../plain.js';
+import {
+  AppointmentInput,
+  AppointmentSeriesInput,
+  AppointmentSeriesType,
+  AppointmentType,
+  CreateCustomerPayload,
+  CreateParticipationPayload,
+  CustomerInput,
+  CustomerType,
+  CustomerUpdateInput,
+  type LocationValue,
+  ParticipationInput,
+  ParticipationType,
+  TimeslotInput,
+  TimeslotType,
+  TimeslotUpdateInput,
+} from './scheduling.types.js';
+
+/** Free-text locations become `TextLocation` objects, since a GraphQL union holds only object types. */
+const toLocation = (value: ReturnType<typeof toLocationView>): LocationValue | null =>
+  value === null ? null : typeof value === 'string' ? { text: value } : value;
+
+const toAppointmentType = (view: AppointmentView): AppointmentType => ({
+  ...view,
+  address: toLocation(view.address),
+  participations: view.participations.map((participation) => ({ ...participation, appointmentReference: view.reference })),
+});
+
+const toTimeslotType = (view: TimeslotView): TimeslotType => ({
+  ...view,
+  address: toLocation(view.address),
+  appointments: view.appointments ? view.appointments.map(toAppointmentType) : null,
+});
+
+/** Timeslots, appointments and series, participations and customers; every operation needs the CRM key. */
+@Resolver()
+export class SchedulingResolver {
+  @Query(() => [TimeslotType], { description: 'A resource’s timeslots overlapping [from, to), with the appointments made from them.' })
+  async timeslots(
+    @Ctx() ctx: Context,
+    @Arg('providerReference', () => String) providerReference: string,
+    @Arg('resourceReference', () => String) resourceReference: string,
+    @Arg('from', () => String, { description: 'ISO 8601; without offset in the provider’s time zone' }) from: string,
+    @Arg('to', () => String) to: string,
+  ): Promise<TimeslotType[]> {
+    const found = await listTimeslots(ctx, providerReference, resourceReference, { from, to });
+    const now = ctx.clock.now();
+    return found.map(({ timeslot, appointments }) => toTimeslotType(toTimeslotView(timeslot, appointments, now)));
+  }
+
+  @Mutation(() => [TimeslotType], { description: 'Creates a batch of timeslots, all or none.' })
+  async createTimeslots(
+    @Ctx() ctx: Context,
+    @Arg('providerReference', () => String) providerReference: string,
+    @Arg('timeslots', () => [TimeslotInput]) timeslots: TimeslotInput[],
+  ): Promise<TimeslotType[]> {
+    const created = await createTimeslots(ctx, providerReference, { timeslots: plain(timeslots) });
+    return created.map((timeslot) => toTimeslotType(toTimeslotView(timeslot)));
+  }
+
+  @Mutation(() => TimeslotType, { description: 'Changes only the fields given.' })
+  async updateTimeslot(
+    @Ctx() ctx: Context,
+    @Arg('providerReference', () => String) providerReference: string,
+    @Arg('reference', () => String) reference: string,
+    @Arg('input', () => TimeslotUpdateInput) input: TimeslotUpdateInput,
+  ): Promise<TimeslotType> {
+    return toTimeslotType(toTimeslotView(await updateTimeslot(ctx, providerReference, reference, plain(input))));
+  }
+
+  @Mutation(() => Boolean, { description: 'Deletes a timeslot; refused (HAS_ACTIVE_APPOINTMENTS) while an appointment made from it is not cancelled.' })
+  async deleteTimeslot(
+    @Ctx() ctx: Context,
+    @Arg('providerReference', () => String) providerReference: string,
+    @Arg('reference', () => String) reference: string,
+  ): Promise<boolean> {
+    await deleteTimeslot(ctx, providerReference, reference);
+    return true;
+  }
+
+  @Query(() => [AppointmentType], { description: 'The provider’s appointments (active and cancelled), oldest first.' })
+  async appointments(
+    @Ctx() ctx: Context,
+    @Arg('providerReference', () => String) providerReference: string,
+    @Arg('productRef', () => String, { nullable: true }) productRef: string | null,
+    @Arg('resourceRef', () => String, { nullable: true }) resourceRef: string | null,
+    @Arg('includeArchived', () => Boolean, { defaultValue: false }) includeArchived: boolean,
+  ): Promise<AppointmentType[]> {
+    const found = await listAppointments(ctx, providerReference, {
+      productRef: productRef || undefined,
+      resourceRef: resourceRef || undefined,
+      includeArchived,
+    });
+    const now = ctx.clock.now();
+    return found.map((appointment) => toAppointmentType(toAppointmentView(appointment, now)));
+  }
+
+  @Mutation(() => AppointmentType, { description: 'Creates a single appointment.' })
+  async createAppointment(
+    @Ctx() ctx: Context,
+    @Arg('providerReference', () => String) providerReference: string,
+    @Arg('input', () => AppointmentInput) input: AppointmentInput,
+  ): Promise<AppointmentType> {
+    const result = await createAppointments(ctx, providerReference, plain(input));
+    if (result.kind !== 'single') throw new DomainError('INTERNAL', 'expected a single appointment');
+    return toAppointmentType(toAppointmentView(result.appointment, ctx.clock.now()));
+  }
+
+  @Mutation(() => AppointmentSeriesType, { description: 'Creates a series of appointments from series_data.' })
+  async createAppointmentSeries(
+    @Ctx() ctx: Context,
+    @Arg('providerReference', () => String) providerReference: string,
+    @Arg('input', () => AppointmentSeriesInput) input: AppointmentSeriesInput,
+  ): Promise<AppointmentSeriesType> {
+    const result = await createAppointments(ctx, providerReference, plain(input));
+    if (result.kind !== 'series') throw new DomainError('INTERNAL', 'expected a series');
+    const now = ctx.clock.now();
+    return { seriesId: result.seriesId, appointments: result.appointments.map((appointment) => toAppointmentType(toAppointmentView(appointment, now))) };
+  }
+
+  @Mutation(() => Int, { description: 'Deletes an appointment, or every appointment of a series, informing nobody; returns how many.' })
+  async deleteAppointmentsWithoutNotification(
+    @Ctx() ctx: Context,
+    @Arg('providerReference', () => String) providerReference: string,
+    @Arg('appointmentReference', () => String, { nullable: true }) appointmentReference: string | null,
+    @Arg('seriesId', () => String, { nullable: true }) seriesId: string | null,
+  ): Promise<number> {
+    return deleteAppointmentsSilently(ctx, providerReference, { appointmentReference, seriesId });
+  }
+
+  @Mutation(() => AppointmentType, { description: 'Cancels an appointment and e-mails every participant (with the message).' })
+  async cancelAppointment(
+    @Ctx() ctx: Context,
+    @Arg('providerReference', () => String) providerReference: string,
+    @Arg('appointmentReference', () => String) appointmentReference: string,
+    @Arg('message', () => String, { nullable: true }) message: string | null,
+  ): Promise<AppointmentType> {
+    const appointment = await cancelAppointment(ctx, providerReference, { appointmentReference }, message ?? null);
+    return toAppointmentType(toAppointmentView(appointment, ctx.clock.now()));
+  }
+
+  @Mutation(() => CreateParticipationPayload, { description: 'Adds a customer to an appointment; an existing reference is updated unless onDuplicateRaise.' })
+  async createParticipation(
+    @Ctx() ctx: Context,
+    @Arg('providerReference', () => String) providerReference: string,
+    @Arg('input', () => ParticipationInput) input: ParticipationInput,
+    @Arg('ignoreCapacity', () => Boolean, { defaultValue: false }) ignoreCapacity: boolean,
+    @Arg('onDuplicateRaise', () => Boolean, { defaultValue: false }) onDuplicateRaise: boolean,
+    @Arg('sendMails', () => Boolean, { defaultValue: true }) sendMails: boolean,
+  ): Promise<CreateParticipationPayload> {
+    const { participation, created } = await createParticipation(ctx, providerReference, plain(input), { ignoreCapacity, onDuplicateRaise, sendMails });
+    return { participation: toParticipationView(participation), created };
+  }
+
+  @Mutation(() => ParticipationType, { description: 'Changes a participation’s state by the transition table.' })
+  async updateParticipationState(
+    @Ctx() ctx: Context,
+    @Arg('providerReference', () => String) providerReference: string,
+    @Arg('reference', () => String) reference: string,
+    @Arg('state', () => String) state: string,
+    @Arg('message', () => String, { nullable: true }) message: string | null,
+    @Arg('sendMails', () => Boolean, { defaultValue: true }) sendMails: boolean,
+  ): Promise<ParticipationType> {
+    return toParticipationView(await updateParticipationState(ctx, providerReference, reference, { state, message }, sendMails));
+  }
+
+  @Query(() => CustomerType, { nullable: true, description: 'A customer by reference; null when unknown.' })
+  async customer(
+    @Ctx() ctx: Context,
+    @Arg('providerReference', () => String) providerReference: string,
+    @Arg('reference', () => String) reference: string,
+  ): Promise<CustomerType | null> {
+    const customer = await getCustomer(ctx, providerReference, reference);
+    return customer ? toCustomerView(customer) : null;
+  }
+
+  @Mutation(() => CreateCustomerPayload, { description: 'Creates a customer, or returns the existing one unchanged.' })
+  async createCustomer(
+    @Ctx() ctx: Context,
+    @Arg('providerReference', () => String) providerReference: string,
+    @Arg('input', () => CustomerInput) input: CustomerInput,
+  ): Promise<CreateCustomerPayload> {
+    const { customer, created } = await createCustomer(ctx, providerReference, plain(input));
+    return { customer: toCustomerView(customer), created };
+  }
+
+  @Mutation(() => CustomerType, { description: 'Changes only the fields given; the reference may change.' })
+  async updateCustomer(
+    @Ctx() ctx: Context,
+    @Arg('providerReference', () => String) providerReference: string,
+    @Arg('reference', () => String) reference: string,
+    @Arg('input', () => CustomerUpdateInput) input: CustomerUpdateInput,
+  ): Promise<CustomerType> {
+    return toCustomerView(await updateCustomer(ctx, providerReference, reference, plain(input)));
+  }
+
+  @Mutation(() => Boolean, { description: 'Erases a customer; with ignoreFutureAppointments it is first removed from future appointments and informed.' })
+  async deleteCustomer(
+    @Ctx() ctx: Context,
+    @Arg('providerReference', () => String) providerReference: string,
+    @Arg('reference', () => String) reference: string,
+    @Arg('ignoreFutureAppointments', () => Boolean, { defaultValue: false }) ignoreFutureAppointments: boolean,
+  ): Promise<boolean> {
+    await deleteCustomer(ctx, providerReference, reference, ignoreFutureAppointments);
+    return true;
+  }
+}

@@ -1,0 +1,34 @@
+import type { Context } from '../kernel/context.js';
+import { DomainError, notFound } from '../kernel/errors.js';
+import { isUuid } from '../kernel/ids.js';
+import { Resource } from '../resources/resource.entity.js';
+
+/**
+ * Finds the resource a booking-flow path names: its UUID, the full reference
+ * `resourceId@providerUuid@platform`, or the short `resourceId@platform`.
+ * References are unique per CRM, so a short reference that several CRMs use
+ * is refused with a hint to use the full form. Deleted resources do not exist.
+ */
+export async function resolvePublicResource(ctx: Context, ref: string): Promise<Resource> {
+  const value = ref.trim();
+  if (!value || value.length > 600) throw notFound('Resource', ref);
+  const populate = ['provider', 'crm'] as const;
+  if (isUuid(value)) {
+    const byId = await ctx.em.findOne(Resource, { id: value, deletedAt: null }, { populate });
+    if (byId) return byId;
+  }
+  const parts = value.split('@');
+  if (parts.length === 3 && isUuid(parts[1]!)) {
+    const resource = await ctx.em.findOne(Resource, { reference: `${parts[0]}@${parts[2]}`, provider: parts[1]!, deletedAt: null }, { populate });
+    if (resource) return resource;
+  }
+  const candidates = await ctx.em.find(Resource, { reference: value, deletedAt: null }, { populate, limit: 2 });
+  if (candidates.length > 1) {
+    throw new DomainError('NOT_FOUND', `Resource reference ${value} is ambiguous; use the full form resourceId@providerUuid@platform`);
+  }
+  if (!candidates[0]) throw notFound('Resource', ref);
+  return candidates[0];
+}
+
+/** The context a public request runs in once the resource (and so its CRM) is known. */
+export const scopedTo = (ctx: Context, resource: Resource): Context => ({ ...ctx, crm: resource.crm });

@@ -1,0 +1,98 @@
+import { describe, expect, it } from 'vitest';
+import { ConfigError, loadConfig } from '../../services/kernel/config.js';
+
+/** The message loadConfig throws for an environment, or undefined when it is valid. */
+function problem(env: Record<string, string | undefined>): string | undefined {
+  try {
+    loadConfig(env);
+    return undefined;
+  } catch (error) {
+    expect(error).toBeInstanceOf(ConfigError);
+    return (error as Error).message;
+  }
+}
+
+describe('loadConfig', () => {
+  // toMatchObject, so a variable added later does not break these tests; each one listed is checked.
+  it('has the documented defaults for an empty environment', () => {
+    expect(loadConfig({})).toMatchObject({
+      port: 4000,
+      databaseUrl: 'postgresql://postgres@127.0.0.1:5432/booking',
+      redisUrl: 'redis://127.0.0.1:6379',
+      queuePrefix: 'booking',
+      smtpUrl: undefined,
+      mailDir: '.mail',
+      mailFrom: 'Booking <no-reply@booking.localhost>',
+      publicBaseUrl: 'http://localhost:4000',
+      linkSigningSecret: 'dev-only-link-signing-secret-change-me',
+      canonicalHost: undefined,
+      holdMs: 180_000,
+      logLevel: 'info',
+      production: false,
+    });
+  });
+
+  it('reads every variable', () => {
+    const config = loadConfig({
+      PORT: '8080',
+      DATABASE_URL: 'postgres://u:p@db:5432/other',
+      REDIS_URL: 'rediss://cache:6380/2',
+      QUEUE_PREFIX: 'staging_1',
+      SMTP_URL: 'smtp://mailpit:1025',
+      MAIL_DIR: '/tmp/mail',
+      MAIL_FROM: 'Bookings <b@example.com>',
+      PUBLIC_BASE_URL: 'https://www.example.com///',
+      LINK_SIGNING_SECRET: 'a-long-enough-secret-value',
+      CANONICAL_HOST: 'www.example.com',
+      HOLD_MINUTES: '0.5',
+      LOG_LEVEL: 'debug',
+      NODE_ENV: 'production',
+    });
+    expect(config).toMatchObject({
+      port: 8080,
+      databaseUrl: 'postgres://u:p@db:5432/other',
+      redisUrl: 'rediss://cache:6380/2',
+      queuePrefix: 'staging_1',
+      smtpUrl: 'smtp://mailpit:1025',
+      mailDir: '/tmp/mail',
+      mailFrom: 'Bookings <b@example.com>',
+      publicBaseUrl: 'https://www.example.com',
+      linkSigningSecret: 'a-long-enough-secret-value',
+      canonicalHost: 'www.example.com',
+      holdMs: 30_000,
+      logLevel: 'debug',
+      production: true,
+    });
+  });
+
+  it('treats empty variables as unset', () => {
+    expect(loadConfig({ PORT: '', SMTP_URL: '' })).toMatchObject({ port: 4000, smtpUrl: undefined });
+  });
+
+  it('lets tests override values after validation', () => {
+    expect(loadConfig({}, { port: 0, holdMs: 10 })).toMatchObject({ port: 0, holdMs: 10 });
+  });
+
+  it.each(['abc', '70000', '-1', '3.5'])('a bad PORT (%s) gives one message naming PORT', (port) => {
+    const message = problem({ PORT: port });
+    expect(message).toMatch(/^Invalid configuration:\n  PORT: /);
+    expect(message!.split('\n')).toHaveLength(2);
+  });
+
+  it.each(['not a url', 'mysql://root@127.0.0.1/booking', 'http://127.0.0.1:5432/booking'])(
+    'a bad DATABASE_URL (%s) gives one message naming DATABASE_URL',
+    (url) => {
+      expect(problem({ DATABASE_URL: url })).toBe('Invalid configuration:\n  DATABASE_URL: must be a URL starting with postgres:// or postgresql://');
+    },
+  );
+
+  it('names every bad variable in one message', () => {
+    const message = problem({ PORT: 'x', REDIS_URL: 'http://cache', LOG_LEVEL: 'loud', SMTP_URL: 'mailpit:1025', LINK_SIGNING_SECRET: 'short' })!;
+    for (const name of ['PORT', 'REDIS_URL', 'LOG_LEVEL', 'SMTP_URL', 'LINK_SIGNING_SECRET']) expect(message).toContain(`  ${name}: `);
+    expect(message).not.toContain('DATABASE_URL');
+  });
+
+  it('refuses the development link secret in production', () => {
+    expect(problem({ NODE_ENV: 'production' })).toBe('Invalid configuration:\n  LINK_SIGNING_SECRET: must be set in production');
+  });
+});
