@@ -4,7 +4,7 @@ import { Appointment } from '../appointments/appointment.entity.js';
 import { announceCapacity, capacityLeft } from '../appointments/capacity-events.js';
 import { Customer } from '../customers/customer.entity.js';
 import { type Context, inTransaction, requireCrm } from '../kernel/context.js';
-import { DomainError, notFound } from '../kernel/errors.js';
+import { DomainError, notFound, validationError } from '../kernel/errors.js';
 import { type MailTemplate, QUEUES } from '../kernel/jobs.js';
 import { parseInput, requiredText } from '../kernel/validation.js';
 import { notifyOutbox, writeOutbox } from '../outbox/outbox.service.js';
@@ -40,6 +40,8 @@ const MAIL_ON_ENTER: Partial<Record<ParticipationState, MailTemplate>> = {
   CANCELED: 'participation-canceled',
   REQUESTED: 'booking-request-received',
 };
+/** A new participation announces itself only when it is a booking or a request; nobody is told of a place they never had. */
+const MAIL_ON_CREATE: readonly ParticipationState[] = ['BOOKED', 'REQUESTED'];
 
 /**
  * Adds a customer to an appointment. The appointment row is locked for the
@@ -61,7 +63,15 @@ export async function createParticipation(
     if (existing) {
       if (options.onDuplicateRaise) throw new DomainError('CONFLICT', `Participation ${input.reference} already exists`);
       if (existing.appointment.provider.id !== provider.id) throw new DomainError('CONFLICT', `Participation ${input.reference} belongs to another provider`);
-      if (existing.state !== input.state) await changeState(tx, existing, input.state, input.message ?? null, options.sendMails);
+      // The update of a duplicate changes the state only; moving a participation to another appointment or customer
+      // would bypass the capacity and once-per-customer rules, so a body that names others is refused, not ignored.
+      if (existing.appointment.reference !== input.appointmentReference || existing.customer?.reference !== input.customerReference) {
+        throw new DomainError(
+          'CONFLICT',
+          `Participation ${input.reference} already exists for appointment ${existing.appointment.reference} and another customer or appointment; only its state can change`,
+        );
+      }
+      await changeState(tx, existing, input.state, input.message ?? null, { sendMails: options.sendMails, ignoreCapacity: options.ignoreCapacity });
       await notifyOutbox(tx.em);
       return { participation: existing, created: false };
     }
@@ -70,10 +80,11 @@ export async function createParticipation(
       { crm, provider, reference: input.appointmentReference },
       { lockMode: LockMode.PESSIMISTIC_WRITE },
     );
-    if (!appointment) throw notFound('Appointment', input.appointmentReference);
+    // References in the body that name nothing make the request invalid (400), as for appointments and timeslots.
+    if (!appointment) throw validationError(`appointmentReference: no appointment ${input.appointmentReference}`);
     if (appointment.state !== 'ACTIVE') throw new DomainError('CONFLICT', `Appointment ${appointment.reference} is cancelled`);
     const customer = await tx.em.findOne(Customer, { crm, provider, reference: input.customerReference, erasedAt: null });
-    if (!customer) throw notFound('Customer', input.customerReference);
+    if (!customer) throw validationError(`customerReference: no customer ${input.customerReference}`);
     const occupies = OCCUPYING_STATES.includes(input.state);
     if (occupies && !options.ignoreCapacity && (await capacityLeft(tx, appointment)) <= 0) {
       throw new DomainError('CAPACITY_EXHAUSTED', `Appointment ${appointment.reference} is full (capacity ${appointment.capacity})`);
@@ -88,7 +99,7 @@ export async function createParticipation(
     });
     if (input.state === 'RESERVED') placeHold(tx, participation);
     await tx.em.flush();
-    if (options.sendMails) queueStateMail(tx, participation, input.state, input.message ?? null);
+    if (options.sendMails && MAIL_ON_CREATE.includes(input.state)) queueStateMail(tx, participation, input.state, input.message ?? null);
     if (occupies) await announceCapacity(tx, appointment);
     await notifyOutbox(tx.em);
     return { participation, created: true };
@@ -109,25 +120,43 @@ export async function updateParticipationState(
     const provider = await getProvider(tx, providerReference);
     const participation = await tx.em.findOne(Participation, { crm, reference, appointment: { provider } }, { populate: ['appointment', 'customer'] });
     if (!participation) throw notFound('Participation', reference);
-    await changeState(tx, participation, input.state, input.message ?? null, sendMails);
+    await changeState(tx, participation, input.state, input.message ?? null, { sendMails, ignoreCapacity: false });
     await notifyOutbox(tx.em);
     return participation;
   });
 }
 
-async function changeState(ctx: Context, participation: Participation, to: ParticipationState, message: string | null, sendMails: boolean): Promise<void> {
+async function changeState(
+  ctx: Context,
+  participation: Participation,
+  to: ParticipationState,
+  message: string | null,
+  options: { sendMails: boolean; ignoreCapacity: boolean },
+): Promise<void> {
   const appointment = await ctx.em.findOneOrFail(Appointment, { id: participation.appointment.id }, { lockMode: LockMode.PESSIMISTIC_WRITE, refresh: true });
   const { sendsMail, unchanged } = assertTransition(participation.state, to);
   if (unchanged) {
     // A repeated update (CRMs retry and upsert) keeps the participation as it is and sends nothing.
     return;
   }
+  // Only a hold whose time ran out can come back to take a place (RESERVED -> BOOKED); it no longer counts, so the
+  // place must still be free, as when a consumer completes a booking after the hold expired.
+  const takesNewPlace = OCCUPYING_STATES.includes(to) && !occupiesPlace(participation, ctx.clock.now());
+  if (takesNewPlace && !options.ignoreCapacity && (await capacityLeft(ctx, appointment)) <= 0) {
+    throw new DomainError('CAPACITY_EXHAUSTED', `Appointment ${appointment.reference} is full (capacity ${appointment.capacity}) and the hold has expired`);
+  }
   participation.state = to;
   participation.expiresAt = null;
   if (message) participation.messages = [...(participation.messages ?? []), message];
   await ctx.em.flush();
-  if (sendsMail && sendMails) queueStateMail(ctx, participation, to, message);
+  if (sendsMail && options.sendMails) queueStateMail(ctx, participation, to, message);
   await announceCapacity(ctx, appointment);
+}
+
+/** Whether the participation counts against the capacity now (a hold only until it expires). */
+function occupiesPlace(participation: Participation, now: Date): boolean {
+  if (participation.state === 'RESERVED') return participation.expiresAt !== null && participation.expiresAt > now;
+  return OCCUPYING_STATES.includes(participation.state);
 }
 
 function queueStateMail(ctx: Context, participation: Participation, state: ParticipationState, message: string | null): void {

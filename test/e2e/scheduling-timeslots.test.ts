@@ -1,11 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Appointment } from '../../services/appointments/appointment.entity.js';
-import { CrmIntegration } from '../../services/crm/crm-integration.entity.js';
-import { Timeslot } from '../../services/timeslots/timeslot.entity.js';
 import { startTestApp, type TestApp } from '../support/harness.js';
 import { unique } from '../support/http.js';
-import { createResource, enc, insertParticipation } from '../support/offerings-fixtures.js';
-import { RESOURCE_ADDRESS, setupScheduling, type SchedulingFixture } from '../support/scheduling-fixtures.js';
+import { createResource, enc } from '../support/offerings-fixtures.js';
+import { addParticipation, reserveTimeslotSlot, RESOURCE_ADDRESS, setupScheduling, type SchedulingFixture } from '../support/scheduling-fixtures.js';
 
 const API_INFO = { version: '1' };
 
@@ -33,30 +30,13 @@ describe('scheduling: timeslots (REST)', () => {
   const listPath = (resourceRef: string, query: string) => `${f.base}/resource/${enc(resourceRef)}/timeslots${query}`;
 
   /** A resource of its own, so timeslots of one test never overlap another's. */
-  const freshResource = () => createResource(f.api, f.crmId, f.providerRef, { products: [f.productRef] });
+  const freshResource = () => createResource(f.api, f.crmId, f.providerRef, { products: [f.productRef], address: RESOURCE_ADDRESS });
 
-  /**
-   * An appointment made from a timeslot, as the booking flow's first booking creates it
-   * (the /crms API creates appointments without a timeslot).
-   */
-  async function insertTimeslotAppointment(timeslotRef: string, start: string): Promise<Appointment> {
-    const em = app.context().em;
-    const ts = await em.findOneOrFail(Timeslot, { crm: f.crmId, reference: timeslotRef }, { populate: ['resource', 'resource.provider'] });
-    const begin = new Date(start);
-    const appointment = em.create(Appointment, {
-      crm: em.getReference(CrmIntegration, f.crmId),
-      provider: ts.resource.provider,
-      resource: ts.resource,
-      timeslot: ts,
-      reference: `lot-${unique()}@test`,
-      start: begin,
-      end: new Date(begin.getTime() + ts.raster * 60_000),
-      capacity: ts.defaultCapacity,
-      acceptBookings: ts.defaultAcceptBookings,
-      createdAt: new Date(),
-    });
-    await em.flush();
-    return appointment;
+  /** Creates timeslots and returns them as the create response shows them. */
+  async function createTimeslots(...items: Record<string, unknown>[]): Promise<any[]> {
+    const res = await f.api.post(`${f.base}/timeslots`, { timeslots: items });
+    expect(res.status).toBe(201);
+    return res.body.timeslots;
   }
 
   describe('create', () => {
@@ -219,9 +199,12 @@ describe('scheduling: timeslots (REST)', () => {
       const a = timeslot({ resourceReference: resourceRef, start: '2027-06-01T08:00', end: '2027-06-01T12:00', raster: 60 });
       const b = timeslot({ resourceReference: resourceRef, start: '2027-06-02T08:00', end: '2027-06-02T12:00' });
       const c = timeslot({ resourceReference: resourceRef, start: '2027-06-03T08:00', end: '2027-06-03T12:00' });
-      expect((await f.api.post(`${f.base}/timeslots`, { timeslots: [a, b, c] })).status).toBe(201);
-      const booked = await insertTimeslotAppointment(a.reference, '2027-06-01T07:00:00Z');
-      await insertParticipation(app, booked, { state: 'BOOKED' });
+      const [createdA] = await createTimeslots(a, b, c);
+      // The first booking of a slot (booking flow) makes an appointment from the timeslot.
+      const booked = await reserveTimeslotSlot(f, resourceRef, createdA.uuid, '2027-06-01T07:00:00Z', '2027-06-01T08:00:00Z');
+      expect(booked).toBeDefined();
+      // The CRM adds a participant of its own to that appointment.
+      expect((await addParticipation(f, booked.reference, { state: 'BOOKED', query: 'sendMails=false' })).res.status).toBe(201);
 
       // from/to: 2027-06-01T10:00 Berlin .. 2027-06-02T09:00 Berlin touches a and b, not c.
       const res = await f.api.get(listPath(resourceRef, '?from=2027-06-01T10:00&to=2027-06-02T09:00'));
@@ -238,7 +221,9 @@ describe('scheduling: timeslots (REST)', () => {
         capacity: 3,
         state: 'ACTIVE',
         resourceReference: resourceRef,
-        participations: [expect.objectContaining({ state: 'BOOKED', name: 'Carla Customer' })],
+        acceptBookings: true,
+        address: RESOURCE_ADDRESS,
+        participations: [expect.objectContaining({ state: 'RESERVED', name: null }), expect.objectContaining({ state: 'BOOKED', name: 'Carla Customer' })],
       });
       expect(second.appointments).toEqual([]);
     });
@@ -285,9 +270,10 @@ describe('scheduling: timeslots (REST)', () => {
     });
 
     it('refuses (409) to move the grid of a timeslot that has an active appointment', async () => {
-      const original = timeslot({ resourceReference: await freshResource() });
-      await f.api.post(`${f.base}/timeslots`, { timeslots: [original] });
-      await insertTimeslotAppointment(original.reference, '2027-03-01T07:00:00Z');
+      const resourceRef = await freshResource();
+      const original = timeslot({ resourceReference: resourceRef });
+      const [created] = await createTimeslots(original);
+      await reserveTimeslotSlot(f, resourceRef, created.uuid, '2027-03-01T07:00:00Z', '2027-03-01T07:30:00Z');
       const path = `${f.base}/timeslots/${enc(original.reference)}`;
       const res = await f.api.put(path, { raster: 60 });
       expect(res.status).toBe(409);
@@ -310,9 +296,10 @@ describe('scheduling: timeslots (REST)', () => {
     });
 
     it('is refused (409) while an appointment that is not cancelled exists, and allowed after the cancel', async () => {
-      const original = timeslot({ resourceReference: await freshResource() });
-      await f.api.post(`${f.base}/timeslots`, { timeslots: [original] });
-      const appointment = await insertTimeslotAppointment(original.reference, '2027-03-01T08:00:00Z');
+      const resourceRef = await freshResource();
+      const original = timeslot({ resourceReference: resourceRef });
+      const [created] = await createTimeslots(original);
+      const appointment = await reserveTimeslotSlot(f, resourceRef, created.uuid, '2027-03-01T08:00:00Z', '2027-03-01T08:30:00Z');
       const path = `${f.base}/timeslots/${enc(original.reference)}`;
       const refused = await f.api.delete(path);
       expect(refused.status).toBe(409);

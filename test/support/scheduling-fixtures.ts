@@ -1,6 +1,6 @@
 import { setupProvider, type ProviderFixture } from './fixtures.js';
 import type { TestApp } from './harness.js';
-import type { ApiClient } from './http.js';
+import { apiClient, type ApiClient } from './http.js';
 import { unique } from './http.js';
 import { createProduct, createResource, enc } from './offerings-fixtures.js';
 
@@ -120,4 +120,23 @@ export async function mailRowsOfAppointmentIds(app: TestApp, appointmentIds: str
 /** Runs a query on the test database. */
 export async function sql<T = Record<string, unknown>>(app: TestApp, query: string, params: unknown[] = []): Promise<T[]> {
   return app.context().em.getConnection().execute<T[]>(query, params);
+}
+
+/**
+ * Books the slot [from, to) (UTC) of a BOOKABLE timeslot through the public booking flow (reserve step), which turns the
+ * slot into an appointment made from the timeslot. Returns that appointment as the /crms listing shows it.
+ */
+export async function reserveTimeslotSlot(f: SchedulingFixture, resourceRef: string, timeslotUuid: string, from: string, to: string): Promise<any> {
+  const resource = (await f.api.get(`${f.base}/resources`)).body.find((r: { reference: string }) => r.reference === resourceRef);
+  const product = (await f.api.get(`${f.base}/products`)).body.find((p: { reference: string }) => p.reference === f.productRef);
+  const res = await apiClient(f.api.baseUrl).post(`/rest/1/resources/${resource.uuid}/reserve_appointment`, {
+    timeslot_uuid: timeslotUuid,
+    product_uuid: product.uuid,
+    from,
+    to,
+  });
+  if (res.status !== 200) throw new Error(`reserve fixture failed: ${res.status} ${res.text}`);
+  const appointmentUuid = res.body.participation.appointment_uuid;
+  const list = await f.api.get(`${f.base}/appointments`);
+  return list.body.find((a: { uuid: string }) => a.uuid === appointmentUuid);
 }
