@@ -1,8 +1,8 @@
 import { createAccount, getAccount, toAccountView } from '../../services/accounts/account.service.js';
 import { addStaff, createProvider, getProvider, listStaff, removeStaff, toProviderView } from '../../services/providers/provider.service.js';
-import { createUser, getUser } from '../../services/users/user.service.js';
+import { createUser, getUser, verifyEmail } from '../../services/users/user.service.js';
 import { toUserView } from '../../services/users/user.view.js';
-import { noContent, ok, type Route, wrap } from './http.js';
+import { noContent, ok, type Route, stringQuery, wrap } from './http.js';
 
 /** Spec section "Setup": users, accounts, providers, staff. */
 export const setupRoutes: Route[] = [
@@ -74,6 +74,19 @@ export const setupRoutes: Route[] = [
     async handle(ctx, req) {
       await removeStaff(ctx, req.params.providerRef!, req.params.userRef!);
       return noContent();
+    },
+  },
+  // The link of the verification mail sent when a CRM links an existing consumer account (create user, rule 3).
+  {
+    method: 'get',
+    path: '/verify-email',
+    auth: 'public',
+    async handle(ctx, req) {
+      const verified = await verifyEmail(ctx, stringQuery(req.query, 'token') ?? '');
+      const text = verified
+        ? 'Ihre E-Mail-Adresse ist bestätigt. / Your e-mail address is confirmed.'
+        : 'Dieser Link ist ungültig oder wurde schon benutzt. / This link is invalid or was already used.';
+      return { status: verified ? 200 : 400, html: `<!doctype html><html><head><meta charset="utf-8"><title>E-Mail</title></head><body><p>${text}</p></body></html>` };
     },
   },
 ];

@@ -123,3 +123,16 @@ async function freeEmailVariant(ctx: Context, email: string): Promise<string> {
     if (!taken.has(candidate)) return candidate;
   }
 }
+
+/** Confirms the e-mail address whose verification mail carried the token; false when the token is unknown or used. */
+export async function verifyEmail(ctx: Context, token: string): Promise<boolean> {
+  if (!/^[A-Za-z0-9_-]{16,64}$/.test(token)) return false;
+  return inTransaction(ctx, async (tx) => {
+    const user = await tx.em.findOne(User, { emailVerificationToken: token });
+    if (!user) return false;
+    user.emailVerified = true;
+    user.emailVerificationToken = null;
+    await tx.em.flush();
+    return true;
+  });
+}

@@ -8,6 +8,8 @@ export const RESOURCE_ADDRESS = { city: 'Berlin', zip: '10115', street: 'Invalid
 
 export interface SchedulingFixture extends ProviderFixture {
   crmId: string;
+  /** The CRM's key, for clients of a second gateway. */
+  key: string;
   api: ApiClient;
   /** `/crms/:crmId/provider/:providerRef` */
   base: string;
@@ -17,11 +19,11 @@ export interface SchedulingFixture extends ProviderFixture {
 
 /** A fresh CRM with a provider (Europe/Berlin unless told), a product and a resource with an address offering it. */
 export async function setupScheduling(app: TestApp, options: { timeZone?: string } = {}): Promise<SchedulingFixture> {
-  const { crmId, api } = await app.newCrm();
+  const { crmId, key, api } = await app.newCrm();
   const provider = await setupProvider(api, crmId, options.timeZone ? { timeZone: options.timeZone } : {});
   const productRef = await createProduct(api, crmId, provider.providerRef);
   const resourceRef = await createResource(api, crmId, provider.providerRef, { products: [productRef], address: RESOURCE_ADDRESS });
-  return { ...provider, crmId, api, base: `/crms/${crmId}/provider/${enc(provider.providerRef)}`, productRef, resourceRef };
+  return { ...provider, crmId, key, api, base: `/crms/${crmId}/provider/${enc(provider.providerRef)}`, productRef, resourceRef };
 }
 
 /** Creates a single appointment through REST (capacity 5 unless told) and returns the wrapped appointment. */
