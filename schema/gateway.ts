@@ -1,23 +1,14 @@
 /** Entry point of one gateway process: REST facade and GraphQL (HTTP and WebSocket) on one port. */
 import 'reflect-metadata';
 import { systemClock } from '../services/kernel/clock.js';
-import { ConfigError, loadConfig } from '../services/kernel/config.js';
+import { loadConfigOrExit } from '../services/kernel/config.js';
 import { createLogger } from '../services/kernel/logger.js';
 import { initOrm } from '../services/kernel/orm.js';
 import { createRedis } from '../services/kernel/redis.js';
 import { onShutdown } from '../services/kernel/shutdown.js';
 import { createGateway } from './app.js';
 
-let config;
-try {
-  config = loadConfig();
-} catch (error) {
-  if (error instanceof ConfigError) {
-    console.error(error.message);
-    process.exit(2);
-  }
-  throw error;
-}
+const config = loadConfigOrExit();
 const logger = createLogger(config.logLevel, { process: 'gateway', pid: process.pid });
 const orm = await initOrm(config.databaseUrl);
 const redis = createRedis(config.redisUrl, { name: 'gateway' });

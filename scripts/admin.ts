@@ -7,7 +7,7 @@
  */
 import 'reflect-metadata';
 import { createCrm, listCrms, rotateCrmKey } from '../services/crm/crm.service.js';
-import { loadConfig } from '../services/kernel/config.js';
+import { loadConfigOrExit } from '../services/kernel/config.js';
 import { DomainError } from '../services/kernel/errors.js';
 import { initOrm } from '../services/kernel/orm.js';
 
@@ -34,7 +34,7 @@ if (language !== 'de' && language !== 'en') {
   process.exit(2);
 }
 
-const config = loadConfig();
+const config = loadConfigOrExit();
 const orm = await initOrm(config.databaseUrl);
 const em = orm.em.fork();
 try {

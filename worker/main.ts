@@ -1,22 +1,13 @@
 /** Entry point of one worker process: outbox relay, mail and hold-expiry queues. */
 import 'reflect-metadata';
 import { systemClock } from '../services/kernel/clock.js';
-import { ConfigError, loadConfig } from '../services/kernel/config.js';
+import { loadConfigOrExit } from '../services/kernel/config.js';
 import { createLogger } from '../services/kernel/logger.js';
 import { initOrm } from '../services/kernel/orm.js';
 import { onShutdown } from '../services/kernel/shutdown.js';
 import { startWorker } from './worker.js';
 
-let config;
-try {
-  config = loadConfig();
-} catch (error) {
-  if (error instanceof ConfigError) {
-    console.error(error.message);
-    process.exit(2);
-  }
-  throw error;
-}
+const config = loadConfigOrExit();
 const logger = createLogger(config.logLevel, { process: 'worker', pid: process.pid });
 const orm = await initOrm(config.databaseUrl);
 const worker = await startWorker({ config, orm, clock: systemClock, logger });

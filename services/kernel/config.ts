@@ -82,3 +82,16 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     ...overrides,
   };
 }
+
+/** For entry points: the configuration, or exit 2 with the message naming every bad variable. */
+export function loadConfigOrExit(): Config {
+  try {
+    return loadConfig();
+  } catch (error) {
+    if (error instanceof ConfigError) {
+      console.error(error.message);
+      process.exit(2);
+    }
+    throw error;
+  }
+}
