@@ -18,6 +18,8 @@ import type { Logger } from '../services/kernel/logger.js';
 import type { Orm } from '../services/kernel/orm.js';
 import { buildGraphqlSchema } from './graphql/build-schema.js';
 import { formatGraphqlError } from './graphql/format-error.js';
+import { createRedisPubSub, LiveHub, type LiveContext } from './graphql/live/live-hub.js';
+import { clientIp, ConnectionRateLimiter, subscriptionCapError } from './graphql/live/ws-limits.js';
 import { canonicalHost, consumerCors } from './http-middleware.js';
 import { languageFromCookie, requestIdOf } from './request-meta.js';
 import { ROUTES } from './rest/routes.js';
@@ -45,17 +47,30 @@ const CONNECTION_PARAM_KEYS = ['X-SERVICE-CLIENT-ID', 'x-service-client-id', 'se
 export async function createGateway(deps: GatewayDeps): Promise<Gateway> {
   const { orm, redis, logger } = deps;
   const root: ContextRoot = { em: orm.em, clock: deps.clock, config: deps.config, logger };
-  const schema = await buildGraphqlSchema();
+  // Live updates: Redis pub/sub fed by the worker's outbox relay, read by every gateway.
+  const live = createRedisPubSub(deps.config.redisUrl);
+  const hub = new LiveHub(live.pubSub, deps.clock, { coalesceMs: deps.config.liveCoalesceMs });
+  const schema = await buildGraphqlSchema(live.pubSub);
   const app = express();
   const server = createServer(app);
   app.disable('x-powered-by');
   app.set('trust proxy', true);
 
   const formatError = formatGraphqlError(logger);
-  const wsServer = new WebSocketServer({ server, path: '/graphql' });
+  const connectionRate = new ConnectionRateLimiter(deps.config.wsConnectionRate);
+  const wsServer = new WebSocketServer({
+    server,
+    path: '/graphql',
+    verifyClient: (info, accept) => {
+      const ip = clientIp(info.req);
+      if (connectionRate.allow(ip)) return accept(true);
+      accept(false, 429, 'Too Many Requests', { 'Retry-After': String(connectionRate.retryAfterSeconds(ip)) });
+    },
+  });
   const wsCleanup = useServer(
     {
       schema,
+      onSubscribe: (ctx) => subscriptionCapError(Object.keys(ctx.subscriptions).length, deps.config.wsMaxSubscriptions),
       onConnect: async (socket) => {
         const key = keyFromConnectionParams(socket.connectionParams);
         if (key && !(await findCrmByKey(orm.em.fork(), key))) return false;
@@ -64,7 +79,8 @@ export async function createGateway(deps: GatewayDeps): Promise<Gateway> {
       context: async (socket) => {
         const key = keyFromConnectionParams(socket.connectionParams);
         const crm = key ? await findCrmByKey(orm.em.fork(), key) : null;
-        return createContext(root, { crm });
+        const context: LiveContext = { ...createContext(root, { crm }), live: hub };
+        return context;
       },
       // graphql-ws does not run Apollo's formatError; map errors the same way so WebSocket
       // clients also get the DomainError code in extensions.code and no internal details.
@@ -130,6 +146,7 @@ export async function createGateway(deps: GatewayDeps): Promise<Gateway> {
     close: async () => {
       await apollo.stop();
       if (server.listening) await new Promise<void>((resolve) => server.close(() => resolve()));
+      live.close();
     },
   };
 }

@@ -3,6 +3,7 @@ import type { Redis } from 'ioredis';
 import pg from 'pg';
 import type { Logger } from '../services/kernel/logger.js';
 import type { Orm } from '../services/kernel/orm.js';
+import { recordMailsQueued } from '../services/mail/mail-delivery.service.js';
 import { OUTBOX_CHANNEL } from '../services/outbox/outbox.service.js';
 
 interface PendingRow {
@@ -28,6 +29,9 @@ export interface RelayDeps {
 export const jobIdFor = (row: { id: string; kind: string; topic: string; payload: Record<string, unknown> }): string =>
   row.topic === 'hold-expiry' ? `hold-${String(row.payload.participationId)}` : `${row.topic}-${row.id}`;
 
+/** Job id of the mail job made from the outbox row `outboxId`. */
+export const mailJobIdFor = (outboxId: string): string => jobIdFor({ id: outboxId, kind: 'mail', topic: 'mail', payload: {} });
+
 /**
  * Moves committed outbox rows to BullMQ and Redis pub/sub. Rows are claimed
  * with FOR UPDATE SKIP LOCKED, so several relays share the work; a row is
@@ -41,6 +45,7 @@ export class OutboxRelay {
   private again = false;
   private stopped = false;
   private failures = 0;
+  private wakeUp: (() => void) | undefined;
   private readonly pollMs: number;
   private readonly batchSize: number;
 
@@ -55,9 +60,11 @@ export class OutboxRelay {
     this.kick();
   }
 
+  /** Stops polling and listening after the batch in progress; a back-off pause ends at once. */
   async stop(): Promise<void> {
     this.stopped = true;
     clearInterval(this.timer);
+    this.wakeUp?.();
     await this.draining;
     await this.listener?.end().catch(() => undefined);
   }
@@ -113,7 +120,14 @@ export class OutboxRelay {
         failures: this.failures,
       });
       // Back off while Redis or PostgreSQL is away; the poll timer retries.
-      await new Promise((resolve) => setTimeout(resolve, Math.min(200 * 2 ** this.failures, 5000)));
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, Math.min(200 * 2 ** this.failures, 5000));
+        this.wakeUp = () => {
+          clearTimeout(timer);
+          resolve();
+        };
+      });
+      this.wakeUp = undefined;
     }
   }
 
@@ -128,6 +142,8 @@ export class OutboxRelay {
       );
       for (const row of rows) await this.dispatch(row);
       if (rows.length) {
+        // In the same transaction: a mail is QUEUED exactly when its job exists (see the lost-mail sweep).
+        await recordMailsQueued(tx, rows.filter((row) => row.kind === 'mail').map((row) => String(row.id)));
         // Rows marked personal (mail to an erased customer) keep no personal data once handed over.
         await tx.execute(
           `update outbox_message

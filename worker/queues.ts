@@ -2,14 +2,25 @@ import { Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { QUEUES } from '../services/kernel/jobs.js';
 
-/** Retry policy per queue: mails back off exponentially; hold expiry retries quickly. */
-const DEFAULT_JOB_OPTIONS = {
-  [QUEUES.mail]: { attempts: 8, backoff: { type: 'exponential', delay: 2000 } },
-  [QUEUES.holdExpiry]: { attempts: 10, backoff: { type: 'fixed', delay: 1000 } },
-} as const;
+export interface RetryPolicy {
+  attempts: number;
+  /** First back-off delay; it doubles with each further attempt. */
+  delayMs: number;
+}
+
+/**
+ * Mails: 8 attempts, exponential back-off from 2 s (2, 4, 8, ... 128 s: about
+ * four minutes before a mail counts as FAILED). Hold expiry retries quickly.
+ */
+export const MAIL_RETRY: RetryPolicy = { attempts: 8, delayMs: 2000 };
 
 /** One BullMQ Queue per queue name, sharing a connection. */
-export function createQueues(connection: Redis, prefix: string): Record<string, Queue> {
+export function createQueues(connection: Redis, prefix: string, overrides: { mail?: RetryPolicy } = {}): Record<string, Queue> {
+  const mail = overrides.mail ?? MAIL_RETRY;
+  const jobOptions = {
+    [QUEUES.mail]: { attempts: mail.attempts, backoff: { type: 'exponential', delay: mail.delayMs } },
+    [QUEUES.holdExpiry]: { attempts: 10, backoff: { type: 'fixed', delay: 1000 } },
+  } as const;
   return Object.fromEntries(
     Object.values(QUEUES).map((name) => [
       name,
@@ -17,7 +28,7 @@ export function createQueues(connection: Redis, prefix: string): Record<string, 
         connection,
         prefix,
         defaultJobOptions: {
-          ...DEFAULT_JOB_OPTIONS[name],
+          ...jobOptions[name],
           removeOnComplete: { age: 7 * 24 * 3600, count: 10_000 },
           removeOnFail: { age: 30 * 24 * 3600 },
         },

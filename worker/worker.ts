@@ -9,9 +9,10 @@ import type { Orm } from '../services/kernel/orm.js';
 import { createRedis } from '../services/kernel/redis.js';
 import { createMailTransport, type MailTransport } from '../services/mail/mail-transport.js';
 import { holdExpiryProcessor, sweepExpiredHolds } from './hold-expiry.processor.js';
-import { mailProcessor } from './mail.processor.js';
+import { recoverLostMails } from './mail-recovery.js';
+import { type MailJobData, mailProcessor, onMailJobFailed } from './mail.processor.js';
 import { OutboxRelay } from './outbox-relay.js';
-import { createQueues } from './queues.js';
+import { createQueues, type RetryPolicy } from './queues.js';
 
 export interface WorkerDeps {
   config: Config;
@@ -21,52 +22,87 @@ export interface WorkerDeps {
   /** Tests pass a transport; otherwise SMTP_URL or the .eml folder. */
   transport?: MailTransport;
   relayPollMs?: number;
+  /** How often expired holds and lost mail jobs are looked for. */
   sweepMs?: number;
+  /** A mail whose state has not moved for this long is checked for a lost job. */
+  mailStaleMs?: number;
+  /** Tests shorten the mail retry policy (attempts, first back-off delay). */
+  mailRetry?: RetryPolicy;
+  /** How long a job stays locked without renewal before another worker takes it over (BullMQ lockDuration). */
+  lockMs?: number;
 }
 
 export interface RunningWorker {
   relay: OutboxRelay;
+  /** Runs the hold sweep and the lost-mail sweep once, now. */
+  sweep(): Promise<void>;
+  /** Finishes the jobs in progress, then stops; nothing new is taken. */
   stop(): Promise<void>;
 }
 
-/** Starts the outbox relay, one BullMQ Worker per queue and the periodic sweep of expired holds. */
+/**
+ * Starts the outbox relay, one BullMQ Worker per queue and the periodic
+ * sweeps (expired holds whose job was lost, mails whose job was lost).
+ */
 export async function startWorker(deps: WorkerDeps): Promise<RunningWorker> {
   const { config, orm, logger } = deps;
   const root: ContextRoot = { em: orm.em, clock: deps.clock, config, logger };
   const connections: Redis[] = [];
-  const connect = (name: string) => {
-    const redis = createRedis(config.redisUrl, { forWorker: true, name });
+  const connect = (name: string, forWorker: boolean) => {
+    const redis = createRedis(config.redisUrl, { forWorker, name });
     connections.push(redis);
     return redis;
   };
   const transport = deps.transport ?? createMailTransport(config);
-  const queues = createQueues(connect('worker-queues'), config.queuePrefix);
-  const relay = new OutboxRelay({ orm, databaseUrl: config.databaseUrl, queues, publisher: connect('worker-publisher'), logger, pollMs: deps.relayPollMs });
+  // Queue and publisher fail fast while Redis is away, so the relay rolls back and retries
+  // instead of holding its transaction open until Redis returns.
+  const queues = createQueues(connect('worker-queues', false), config.queuePrefix, { mail: deps.mailRetry });
+  const relay = new OutboxRelay({ orm, databaseUrl: config.databaseUrl, queues, publisher: connect('worker-publisher', false), logger, pollMs: deps.relayPollMs });
 
-  const workers = [
-    new Worker(QUEUES.mail, mailProcessor(root, transport), { connection: connect('worker-mail'), prefix: config.queuePrefix, concurrency: 5 }),
-    new Worker(QUEUES.holdExpiry, holdExpiryProcessor(root), { connection: connect('worker-hold-expiry'), prefix: config.queuePrefix, concurrency: 10 }),
-  ];
+  // A SIGKILLed worker's jobs come back after lockMs; a job may stall several times (crashes, Redis outages)
+  // before it counts as failed, since mail_delivery keeps a re-run from sending twice.
+  const lockMs = deps.lockMs ?? 15_000;
+  const common = { prefix: config.queuePrefix, lockDuration: lockMs, stalledInterval: lockMs, maxStalledCount: 5 };
+  const mailWorker = new Worker<MailJobData>(QUEUES.mail, mailProcessor(root, transport), { ...common, connection: connect('worker-mail', true), concurrency: 5 });
+  const holdWorker = new Worker(QUEUES.holdExpiry, holdExpiryProcessor(root), { ...common, connection: connect('worker-hold-expiry', true), concurrency: 10 });
+  const workers = [mailWorker, holdWorker];
   for (const worker of workers) {
     worker.on('failed', (job, error) => logger.warn('job failed', { queue: worker.name, jobId: job?.id, attempt: job?.attemptsMade, error: error.message }));
     worker.on('error', (error) => logger.warn('worker error', { queue: worker.name, error: error.message }));
   }
+  mailWorker.on('failed', (job, error) => {
+    onMailJobFailed(root, job, error).catch((failure) => logger.warn('could not record a failed mail', { jobId: job?.id, error: String(failure) }));
+  });
   await relay.start();
 
-  // Catches holds whose expiry job was lost (e.g. Redis lost its data).
-  const sweepMs = deps.sweepMs ?? 30_000;
-  const sweep = setInterval(() => {
-    sweepExpiredHolds(root).catch((error) => logger.warn('hold sweep failed', { error: String(error) }));
-  }, sweepMs);
-  sweep.unref();
+  const mailStaleMs = deps.mailStaleMs ?? 60_000;
+  let sweeping: Promise<void> | undefined;
+  const sweep = (): Promise<void> => {
+    sweeping ??= (async () => {
+      try {
+        await sweepExpiredHolds(root);
+        await recoverLostMails(root, queues[QUEUES.mail]!, mailStaleMs);
+      } catch (error) {
+        logger.warn('sweep failed', { error: String(error) });
+      } finally {
+        sweeping = undefined;
+      }
+    })();
+    return sweeping;
+  };
+  const timer = setInterval(() => void sweep(), deps.sweepMs ?? 30_000);
+  timer.unref();
   logger.info('worker started', { queues: Object.values(QUEUES) });
 
   return {
     relay,
+    sweep,
     async stop() {
-      clearInterval(sweep);
+      clearInterval(timer);
       await relay.stop();
+      // close() waits for the jobs in progress to finish and takes no new ones.
       await Promise.all(workers.map((worker) => worker.close()));
+      await sweeping;
       await Promise.all(Object.values(queues).map((queue) => queue.close()));
       for (const redis of connections) redis.disconnect();
       transport.close();

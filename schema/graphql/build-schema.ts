@@ -1,16 +1,23 @@
 import 'reflect-metadata';
 import type { GraphQLSchema } from 'graphql';
-import { buildSchema } from 'type-graphql';
+import { buildSchema, type PubSub } from 'type-graphql';
+import { BookingResolver } from './booking/booking.resolver.js';
+import { LiveResolver } from './live/live.resolver.js';
+import { MailResolver } from './mail/mail.resolver.js';
 import { OfferingsResolver } from './offerings/offerings.resolver.js';
 import { SchedulingResolver } from './scheduling/scheduling.resolver.js';
 import { SetupResolver } from './setup/setup.resolver.js';
 
-export const RESOLVERS = [SetupResolver, OfferingsResolver, SchedulingResolver] as const;
+export const RESOLVERS = [SetupResolver, OfferingsResolver, SchedulingResolver, LiveResolver, BookingResolver, MailResolver] as const;
 
-/** Builds the executable schema from the type-graphql resolvers. */
-export async function buildGraphqlSchema(): Promise<GraphQLSchema> {
+/**
+ * Builds the executable schema from the type-graphql resolvers. `pubSub` is
+ * the gateway's Redis-backed PubSub (the SDL emission passes an in-memory one).
+ */
+export async function buildGraphqlSchema(pubSub: PubSub): Promise<GraphQLSchema> {
   return buildSchema({
     resolvers: [...RESOLVERS],
     validate: false,
+    pubSub,
   });
 }

@@ -46,8 +46,9 @@ export const bookingRoutes: Route[] = [
       const result = await createAppointmentWithConsumer(ctx, req.params.ref!, req.body, {
         extraRefs: listQuery(req.query, 'ref'),
         channelKey: stringQuery(req.query, 'channelKey'),
+        timeFormat: stringQuery(req.query, 'timeFormat'),
       });
-      return ok(wrap('createdAppointment', await toCreatedAppointmentView(ctx, result, stringQuery(req.query, 'timeFormat'))), 201);
+      return ok(wrap('createdAppointment', await toCreatedAppointmentView(ctx, result)), 201);
     },
   },
   {

@@ -3,13 +3,14 @@ import { z } from 'zod';
 import { type Context, inTransaction, requireCrm } from '../kernel/context.js';
 import { notFound, validationError } from '../kernel/errors.js';
 import { QUEUES } from '../kernel/jobs.js';
+import { announceAppointmentChange } from '../live/appointment-events.js';
 import { parseInput } from '../kernel/validation.js';
 import { notifyOutbox, writeOutbox } from '../outbox/outbox.service.js';
 import { Participation } from '../participations/participation.entity.js';
 import { getProvider } from '../providers/provider.service.js';
 import { Appointment } from './appointment.entity.js';
 import { APPOINTMENT_VIEW_POPULATE } from './appointment.view.js';
-import { announceCapacity } from './capacity-events.js';
+import { announceAppointmentRemoved, announceCapacity } from './capacity-events.js';
 
 const deleteInput = z
   .object({ appointmentReference: z.string().trim().min(1).nullish(), seriesId: z.string().trim().min(1).nullish() })
@@ -33,7 +34,8 @@ export async function deleteAppointmentsSilently(ctx: Context, providerReference
     if (!appointments.length) throw notFound(input.appointmentReference ? 'Appointment' : 'Series', input.appointmentReference ?? input.seriesId!);
     for (const appointment of appointments) {
       appointment.state = 'CANCELLED';
-      await announceCapacity(tx, appointment);
+      await announceAppointmentRemoved(tx, appointment, appointments);
+      announceAppointmentChange(tx, 'APPOINTMENT_DELETED', appointment);
     }
     await tx.em.nativeDelete(Participation, { appointment: { $in: appointments } });
     await tx.em.nativeDelete(Appointment, { id: { $in: appointments.map((a) => a.id) } });
@@ -87,4 +89,5 @@ export async function cancelWithParticipants(ctx: Context, appointment: Appointm
   }
   await ctx.em.flush();
   await announceCapacity(ctx, appointment);
+  announceAppointmentChange(ctx, 'APPOINTMENT_CANCELLED', appointment);
 }

@@ -6,12 +6,14 @@ import { DomainError, validationError } from '../kernel/errors.js';
 import { newId } from '../kernel/ids.js';
 import { optionalText, parseInput, requiredText } from '../kernel/validation.js';
 import { parseDateTimeInput } from '../kernel/wall-clock.js';
+import { notifyOutbox } from '../outbox/outbox.service.js';
 import { Product } from '../products/product.entity.js';
 import type { Provider } from '../providers/provider.entity.js';
 import { getProvider } from '../providers/provider.service.js';
 import { Resource } from '../resources/resource.entity.js';
 import { Appointment, CURRENCIES } from './appointment.entity.js';
 import { APPOINTMENT_VIEW_POPULATE } from './appointment.view.js';
+import { announceNewAppointments } from './capacity-events.js';
 import { expandSeries, SERIES_MAX_APPOINTMENTS, spansSeveralDays } from './series.js';
 
 const price = z.object({ value: z.number().finite().min(0), currency: z.enum(CURRENCIES) }).nullish();
@@ -67,6 +69,8 @@ export async function createAppointments(ctx: Context, providerReference: string
     const fields = await commonFields(tx, provider, input);
     const appointment = tx.em.create(Appointment, { ...fields, reference: input.reference, start, end });
     await tx.em.flush();
+    await announceNewAppointments(tx, [appointment]);
+    await notifyOutbox(tx.em);
     await tx.em.populate(appointment, APPOINTMENT_VIEW_POPULATE);
     return { kind: 'single' as const, appointment };
   });
@@ -100,6 +104,8 @@ async function createSeries(ctx: Context, provider: Provider, raw: unknown): Pro
     ctx.em.create(Appointment, { ...fields, reference: `series-${seriesId}-${i + 1}`, seriesId, start: slot.start, end: slot.end }),
   );
   await ctx.em.flush();
+  await announceNewAppointments(ctx, appointments);
+  await notifyOutbox(ctx.em);
   await ctx.em.populate(appointments, APPOINTMENT_VIEW_POPULATE);
   return { kind: 'series', seriesId, appointments };
 }

@@ -97,13 +97,14 @@ export async function upcomingBookables(ctx: Context, ref: string, query: Bookab
 
     for (const timeslot of found.timeslots.filter((t) => t.resource.id === resource.id)) {
       const taken = new Set(busy.filter((a) => a.timeslot?.id === timeslot.id).map((a) => a.start.getTime()));
+      const minutes = timeslot.raster;
+      const sized = offered.filter((p) => (p.minDuration ?? 0) <= minutes && (p.maxDuration ?? Infinity) >= minutes);
       for (const slot of cutSlots(timeslot, { from: now, limit: BOOKABLES_MAX })) {
         if (slot.start <= now || taken.has(slot.start.getTime())) continue;
         if (busy.some((a) => a.start < slot.end && a.end > slot.start)) continue;
-        const minutes = timeslot.raster;
-        const fitting = offered.filter((p) => (p.minDuration ?? 0) <= minutes && (p.maxDuration ?? Infinity) >= minutes);
+        // Every product, not only prdRef's, must keep its lead and follow-up time free: reserve refuses a slot that does not.
+        const fitting = sized.filter((p) => keepsLeadAndFollowUp(slot, p.leadTimeMinutes, p.followUpTimeMinutes, busy, timeslot));
         if (product && !fitting.some((p) => p.id === product.id)) continue;
-        if (product && !keepsLeadAndFollowUp(slot, product.leadTimeMinutes, product.followUpTimeMinutes, busy, timeslot)) continue;
         if (!fitting.length) continue;
         const chosen = product ?? (fitting.length === 1 ? fitting[0]! : null);
         entries.push({

@@ -5,7 +5,6 @@ import { formatWithOffset } from '../kernel/wall-clock.js';
 import type { Participation } from '../participations/participation.entity.js';
 import { contactChannelFor } from '../contact-profiles/contact-profile.service.js';
 import { cancelLinkUrl, signCancelToken } from './cancel-link.js';
-import { compilePattern, DEFAULT_TIME_FORMAT } from './date-pattern.js';
 import type { ConsumerBookingResult } from './consumer-booking.service.js';
 import type { ReserveResult } from './reserve.service.js';
 
@@ -76,10 +75,9 @@ export function cancelLinkFor(ctx: Context, participation: Participation, appoin
 }
 
 /** The documented `createdAppointment`; `formattedStart`/`formattedEnd` follow `timeFormat`. */
-export async function toCreatedAppointmentView(ctx: Context, result: ConsumerBookingResult, timeFormat: string | undefined) {
-  const { participation, appointment, capacityLeft, resource } = result;
+export async function toCreatedAppointmentView(ctx: Context, result: ConsumerBookingResult) {
+  const { participation, appointment, capacityLeft, resource, formatTime: format } = result;
   const tz = resource.provider.timeZone;
-  const format = compilePattern(timeFormat ?? DEFAULT_TIME_FORMAT, tz, participation.locale, 'timeFormat');
   const product = appointment.product;
   return {
     appointment_uuid: appointment.id,
@@ -100,7 +98,6 @@ export async function toCreatedAppointmentView(ctx: Context, result: ConsumerBoo
     capacity_left: capacityLeft,
     products: product ? [{ uuid: product.id, name: product.name }] : [],
     kind: LOT_KIND,
-    state: participation.state,
     cancelLink: cancelLinkFor(ctx, participation, appointment),
   };
 }

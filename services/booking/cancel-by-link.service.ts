@@ -1,12 +1,12 @@
-import { LockMode } from '@mikro-orm/core';
-import { Appointment } from '../appointments/appointment.entity.js';
 import { announceCapacity } from '../appointments/capacity-events.js';
 import { type Context, inTransaction } from '../kernel/context.js';
 import { DomainError } from '../kernel/errors.js';
 import { QUEUES } from '../kernel/jobs.js';
+import { announceAppointmentChange } from '../live/appointment-events.js';
 import { notifyOutbox, writeOutbox } from '../outbox/outbox.service.js';
 import { Participation } from '../participations/participation.entity.js';
 import { verifyCancelToken } from './cancel-link.js';
+import { lockAppointment } from './place-claim.js';
 
 export interface CancelLinkTarget {
   participation: Participation;
@@ -34,15 +34,17 @@ export async function cancelByLink(ctx: Context, token: string): Promise<CancelL
   return inTransaction(ctx, async (tx) => {
     const found = await tx.em.findOne(Participation, { id: participationId }, { fields: ['id', 'appointment'] });
     if (!found) throw new DomainError('LINK_INVALID', 'The cancel link is invalid');
-    const appointment = await tx.em.findOneOrFail(Appointment, { id: found.appointment.id }, { lockMode: LockMode.PESSIMISTIC_WRITE, populate: ['resource', 'provider'] });
+    const appointment = (await lockAppointment(tx, { id: found.appointment.id }))!;
     const participation = await tx.em.findOneOrFail(Participation, { id: participationId }, { refresh: true, populate: ['customer'] });
     if (isCancellable(participation)) {
+      const previous = participation.state;
       participation.state = 'CANCELED';
       await tx.em.flush();
       for (const template of ['participation-canceled', 'provider-booking-cancelled'] as const) {
         writeOutbox(tx.em, { kind: 'mail', topic: QUEUES.mail, payload: { template, params: { participationId, appointmentId: appointment.id } } });
       }
       await announceCapacity(tx, appointment);
+      announceAppointmentChange(tx, 'PARTICIPATION_STATE_CHANGED', appointment, participation, previous);
       await notifyOutbox(tx.em);
     }
     return { participation, appointment, cancellable: false };

@@ -1,4 +1,3 @@
-import { LockMode } from '@mikro-orm/core';
 import { z } from 'zod';
 import { Appointment } from '../appointments/appointment.entity.js';
 import { announceCapacity } from '../appointments/capacity-events.js';
@@ -6,6 +5,7 @@ import { Customer } from '../customers/customer.entity.js';
 import { type Context, inTransaction } from '../kernel/context.js';
 import { DomainError, validationError } from '../kernel/errors.js';
 import { QUEUES } from '../kernel/jobs.js';
+import { announceAppointmentChange } from '../live/appointment-events.js';
 import { emailAddress, internationalPhone, parseInput, requiredText } from '../kernel/validation.js';
 import { notifyOutbox, writeOutbox } from '../outbox/outbox.service.js';
 import { Participation } from '../participations/participation.entity.js';
@@ -13,7 +13,8 @@ import type { EffectiveChannel } from '../resources/booking-channel.service.js';
 import type { Resource } from '../resources/resource.entity.js';
 import { findOrCreateConsumer } from './consumer.js';
 import { bookingScope, instantOf, productByUuid, uuidField } from './booking-request.js';
-import { claimPlace, placesLeft, slotTaken } from './place-claim.js';
+import { compilePattern, DEFAULT_TIME_FORMAT } from './date-pattern.js';
+import { claimPlace, lockAppointment, placesLeft, slotTaken } from './place-claim.js';
 
 export const CONSUMER_MESSAGE_MAX = 1024;
 
@@ -42,6 +43,8 @@ export interface ConsumerBookingResult {
   appointment: Appointment;
   capacityLeft: number;
   resource: Resource;
+  /** Formats formattedStart/formattedEnd by the request's `timeFormat` in the consumer's language. */
+  formatTime: (date: Date) => string;
 }
 
 /**
@@ -54,13 +57,15 @@ export async function createAppointmentWithConsumer(
   ctx: Context,
   ref: string,
   raw: unknown,
-  query: { extraRefs: string[]; channelKey?: string },
+  query: { extraRefs: string[]; channelKey?: string; timeFormat?: string },
 ): Promise<ConsumerBookingResult> {
   const input = parseInput(bookingInput, raw);
   const scope = await bookingScope(ctx, ref, query.extraRefs, input.channelKey ?? query.channelKey);
   const from = instantOf(input.start, scope.main, 'start');
   const to = instantOf(input.end, scope.main, 'end');
   if (to <= from) throw validationError('end must be after start');
+  // Checked before booking: a bad pattern must be a 400 that books nothing.
+  const formatTime = compilePattern(query.timeFormat ?? DEFAULT_TIME_FORMAT, scope.main.provider.timeZone, input.locale, 'timeFormat');
   return inTransaction(scope.scoped, async (tx) => {
     const product = await productByUuid(tx, scope.main, input.product_uuid);
     const resourceIds = scope.resources.map((r) => r.id);
@@ -70,10 +75,13 @@ export async function createAppointmentWithConsumer(
     let appointment!: Appointment;
     let capacityLeft: number;
     if (hold) {
-      appointment = await tx.em.findOneOrFail(Appointment, { id: hold.appointment.id }, { lockMode: LockMode.PESSIMISTIC_WRITE, populate: ['resource', 'product', 'timeslot'] });
+      appointment = (await lockAppointment(tx, { id: hold.appointment.id }))!;
       hold = await tx.em.findOne(Participation, { id: hold.id, state: 'RESERVED' }, { refresh: true });
     }
     if (hold) {
+      if (appointment!.id !== input.timeslot_uuid && appointment!.timeslot?.id !== input.timeslot_uuid) {
+        throw validationError('timeslot_uuid must name the reserved appointment or its timeslot');
+      }
       if (appointment!.start.getTime() !== from.getTime() || appointment!.end.getTime() !== to.getTime()) {
         throw validationError('start and end must be those of the reserved appointment');
       }
@@ -130,9 +138,10 @@ export async function createAppointmentWithConsumer(
       });
     }
     await announceCapacity(tx, appointment);
+    announceAppointmentChange(tx, hold ? 'PARTICIPATION_STATE_CHANGED' : 'PARTICIPATION_ADDED', appointment, participation, hold ? 'RESERVED' : null);
     await notifyOutbox(tx.em);
     await tx.em.populate(appointment, ['provider', 'resource', 'product', 'timeslot']);
-    return { participation, appointment, capacityLeft, resource };
+    return { participation, appointment, capacityLeft, resource, formatTime };
   });
 }
 

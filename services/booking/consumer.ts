@@ -16,10 +16,13 @@ export interface ConsumerData {
  * The consumer behind a booking: an existing user of the CRM found by e-mail,
  * else by mobile, gets only its missing attributes filled (never
  * overwritten); otherwise a new user without reference is created. The
- * provider gets a customer linked to that user.
+ * provider gets a customer linked to that user. Runs inside the booking's
+ * transaction; bookings with the same e-mail are serialised from here on.
  */
 export async function findOrCreateConsumer(ctx: Context, resource: Resource, data: ConsumerData): Promise<{ user: User; customer: Customer }> {
   const crm = resource.crm;
+  // Two bookings with one new e-mail at once would both create the user and one would fail on the unique e-mail.
+  await ctx.em.execute('select pg_advisory_xact_lock(hashtextextended(?, 0))', [`consumer:${crm.id}:${data.email}`]);
   let user = (await ctx.em.findOne(User, { crm, email: data.email })) ?? (data.mobile ? await ctx.em.findOne(User, { crm, mobile: data.mobile }) : null);
   if (user) {
     user.firstName ??= data.firstName;

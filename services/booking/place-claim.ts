@@ -1,4 +1,4 @@
-import { LockMode } from '@mikro-orm/core';
+import { type FilterQuery, LockMode } from '@mikro-orm/core';
 import { Appointment } from '../appointments/appointment.entity.js';
 import type { Context } from '../kernel/context.js';
 import { DomainError, validationError } from '../kernel/errors.js';
@@ -44,9 +44,8 @@ export async function claimPlace(ctx: Context, request: ClaimRequest): Promise<{
   );
   const resourceIds = live.map((row) => row.id);
   if (!resourceIds.length) throw slotTaken();
-  const existing = await ctx.em.findOne(Appointment, { id: request.uuid, resource: { $in: resourceIds } }, { lockMode: LockMode.PESSIMISTIC_WRITE });
-  if (existing) {
-    const appointment = await ctx.em.populate(existing, ['resource', 'product', 'timeslot']);
+  const appointment = await lockAppointment(ctx, { id: request.uuid, resource: { $in: resourceIds } });
+  if (appointment) {
     if (appointment.start.getTime() !== request.from.getTime() || appointment.end.getTime() !== request.to.getTime()) {
       throw validationError('from and to must be the start and end of the appointment');
     }
@@ -71,7 +70,7 @@ export async function claimPlace(ctx: Context, request: ClaimRequest): Promise<{
   const resource = request.resources.find((r) => r.id === timeslot.resource.id)!;
   await ctx.em.execute('select pg_advisory_xact_lock(hashtextextended(?, 0))', [`resource:${resource.id}`]);
 
-  const lot = await ctx.em.findOne(Appointment, { timeslot, start: slot.start }, { lockMode: LockMode.PESSIMISTIC_WRITE, populate: ['resource', 'product', 'timeslot'] });
+  const lot = await lockAppointment(ctx, { timeslot, start: slot.start });
   if (lot) {
     // Somebody booked this slot first; later bookings share its appointment.
     assertBookable(lot, now);
@@ -96,7 +95,7 @@ export async function claimPlace(ctx: Context, request: ClaimRequest): Promise<{
   if (busy.some((a) => a.start < slot.end && a.end > slot.start)) throw slotTaken();
   if (!keepsLeadAndFollowUp(slot, product.leadTimeMinutes, product.followUpTimeMinutes, busy, timeslot)) throw slotTaken();
 
-  const appointment = ctx.em.create(Appointment, {
+  const created = ctx.em.create(Appointment, {
     crm: resource.crm,
     provider: resource.provider,
     resource,
@@ -112,7 +111,17 @@ export async function claimPlace(ctx: Context, request: ClaimRequest): Promise<{
     contactProfile: resource.contactProfile,
   });
   await ctx.em.flush();
-  return { appointment, created: true, capacityLeft: appointment.capacity };
+  return { appointment: created, created: true, capacityLeft: created.capacity };
+}
+
+/**
+ * Locks one appointment row FOR UPDATE and then loads its relations. The
+ * lock query must not join: FOR UPDATE would also lock the joined resource
+ * row, which concurrent bookings hold FOR SHARE, and deadlock with them.
+ */
+export async function lockAppointment(ctx: Context, where: FilterQuery<Appointment>): Promise<Appointment | null> {
+  const appointment = await ctx.em.findOne(Appointment, where, { lockMode: LockMode.PESSIMISTIC_WRITE, refresh: true });
+  return appointment && ctx.em.populate(appointment, ['resource', 'product', 'timeslot', 'provider']);
 }
 
 function assertBookable(appointment: Appointment, now: Date): void {

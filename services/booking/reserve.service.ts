@@ -3,6 +3,7 @@ import { announceCapacity } from '../appointments/capacity-events.js';
 import type { Appointment } from '../appointments/appointment.entity.js';
 import { type Context, inTransaction } from '../kernel/context.js';
 import { validationError } from '../kernel/errors.js';
+import { announceAppointmentChange } from '../live/appointment-events.js';
 import { parseInput } from '../kernel/validation.js';
 import { notifyOutbox } from '../outbox/outbox.service.js';
 import { placeHold } from '../participations/hold.service.js';
@@ -58,6 +59,7 @@ export async function reserveAppointment(
     placeHold(tx, participation);
     await tx.em.flush();
     await announceCapacity(tx, appointment);
+    announceAppointmentChange(tx, 'PARTICIPATION_ADDED', appointment, participation);
     await notifyOutbox(tx.em);
     await tx.em.populate(appointment, ['provider', 'resource', 'product', 'timeslot']);
     return { participation, appointment, capacityLeft: capacityLeft - 1 };

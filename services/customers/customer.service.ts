@@ -4,6 +4,7 @@ import { announceCapacity } from '../appointments/capacity-events.js';
 import { type Context, inTransaction, requireCrm } from '../kernel/context.js';
 import { DomainError, notFound, validationError } from '../kernel/errors.js';
 import { QUEUES } from '../kernel/jobs.js';
+import { announceAppointmentChange } from '../live/appointment-events.js';
 import { emailAddress, internationalPhone, parseInput, requiredText } from '../kernel/validation.js';
 import { MailDelivery } from '../mail/mail-delivery.entity.js';
 import { notifyOutbox, writeOutbox } from '../outbox/outbox.service.js';
@@ -67,6 +68,10 @@ export async function createCustomer(ctx: Context, providerReference: string, ra
     }
     const existing = await findCustomer(tx, provider, input.customerReference);
     if (existing) return { customer: existing, created: false };
+    // References are unique per CRM; say so instead of failing on the unique constraint.
+    if (await tx.em.count(Customer, { crm, reference: input.customerReference })) {
+      throw new DomainError('CONFLICT', `Customer reference ${input.customerReference} is already used by another provider`);
+    }
     const customer = tx.em.create(Customer, {
       crm,
       provider,
@@ -132,8 +137,10 @@ export async function deleteCustomer(ctx: Context, providerReference: string, re
     }
     for (const participation of future) {
       const informed = participation.state !== 'RESERVED' && customer.email;
+      const previous = participation.state;
       participation.state = 'CANCELED';
       participation.expiresAt = null;
+      announceAppointmentChange(tx, 'PARTICIPATION_STATE_CHANGED', participation.appointment as Appointment, participation, previous);
       if (informed) {
         // The customer is erased below, so the farewell mail carries its own recipient data.
         writeOutbox(tx.em, {
@@ -160,7 +167,17 @@ async function eraseCustomer(ctx: Context, customer: Customer): Promise<void> {
   const em = ctx.em;
   const participations = await em.find(Participation, { customer }, { fields: ['id', 'messages'] });
   for (const participation of participations) participation.messages = null;
-  await em.nativeUpdate(MailDelivery, { participationId: { $in: participations.map((p) => p.id) } }, { recipient: 'erased' });
+  const participationIds = participations.map((p) => p.id);
+  // A delivery error can quote the address ("550 <carla@...>: mailbox unavailable").
+  await em.nativeUpdate(MailDelivery, { participationId: { $in: participationIds } }, { recipient: 'erased', lastError: null });
+  if (participationIds.length) {
+    // Mail rows about these participations carry the CRM's free-text message, a copy of the erased messages.
+    await em.execute(
+      `update outbox_message set payload = payload - 'message'
+        where kind = 'mail' and payload->'params'->>'participationId' in (${participationIds.map(() => '?').join(',')})`,
+      participationIds,
+    );
+  }
   const user = customer.user;
   customer.reference = `erased-${customer.id}`;
   customer.userName = 'erased';

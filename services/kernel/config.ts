@@ -25,6 +25,10 @@ const schema = z.object({
   LINK_SIGNING_SECRET: z.string().min(16, 'must be at least 16 characters').default('dev-only-link-signing-secret-change-me'),
   CANONICAL_HOST: z.string().min(1).optional(),
   HOLD_MINUTES: z.coerce.number().positive().default(3),
+  LIVE_COALESCE_MS: z.coerce.number().int().min(0).max(10_000).default(100),
+  WS_MAX_SUBSCRIPTIONS: z.coerce.number().int().min(1).max(10_000).default(20),
+  WS_CONNECTIONS_PER_IP: z.coerce.number().int().min(1).default(30),
+  WS_CONNECTION_WINDOW_SECONDS: z.coerce.number().positive().default(10),
   LOG_LEVEL: z.enum(LOG_LEVELS).default('info'),
   NODE_ENV: z.string().default('development'),
 });
@@ -43,6 +47,12 @@ export type Config = {
   canonicalHost: string | undefined;
   /** How long a RESERVED participation holds its place, in milliseconds. */
   holdMs: number;
+  /** Window in which live capacity events of one slot are coalesced per subscription (last value wins). */
+  liveCoalesceMs: number;
+  /** Operations one graphql-ws connection may have open at once (subscriptions, in practice). */
+  wsMaxSubscriptions: number;
+  /** New WebSocket connections one client IP may open per window, per gateway process. */
+  wsConnectionRate: { max: number; windowMs: number };
   logLevel: LogLevel;
   production: boolean;
 };
@@ -77,6 +87,9 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     linkSigningSecret: v.LINK_SIGNING_SECRET,
     canonicalHost: v.CANONICAL_HOST,
     holdMs: Math.round(v.HOLD_MINUTES * 60_000),
+    liveCoalesceMs: v.LIVE_COALESCE_MS,
+    wsMaxSubscriptions: v.WS_MAX_SUBSCRIPTIONS,
+    wsConnectionRate: { max: v.WS_CONNECTIONS_PER_IP, windowMs: Math.round(v.WS_CONNECTION_WINDOW_SECONDS * 1000) },
     logLevel: v.LOG_LEVEL,
     production,
     ...overrides,

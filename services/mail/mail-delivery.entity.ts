@@ -1,6 +1,15 @@
 import { Entity, Index, PrimaryKey, Property, type Opt } from '@mikro-orm/core';
 
-export type MailDeliveryStatus = 'SENT' | 'FAILED' | 'RETRYING';
+/**
+ * QUEUED: handed to BullMQ by the relay; SENDING: an attempt is under way;
+ * RETRYING: the last attempt failed and another follows; SENT; FAILED: out of
+ * attempts or refused for good (see lastError); SKIPPED: nobody to write to
+ * any more (no e-mail address, customer erased, participation deleted).
+ */
+export const MAIL_DELIVERY_STATUSES = ['QUEUED', 'SENDING', 'RETRYING', 'SENT', 'FAILED', 'SKIPPED'] as const;
+export type MailDeliveryStatus = (typeof MAIL_DELIVERY_STATUSES)[number];
+/** States after which the mail is never sent (again) by the worker. */
+export const FINAL_MAIL_STATUSES: readonly MailDeliveryStatus[] = ['SENT', 'SKIPPED', 'FAILED'];
 
 /**
  * The fate of one e-mail, keyed by the outbox row that asked for it, so a

@@ -27,5 +27,7 @@ export function writeOutbox(
 /** Flushes pending outbox rows and wakes the relay once the surrounding transaction commits. */
 export async function notifyOutbox(em: EntityManager): Promise<void> {
   await em.flush();
-  await em.getConnection().execute(`select pg_notify('${OUTBOX_CHANNEL}', '')`);
+  // em.execute runs on the transaction's connection; em.getConnection().execute would take a second pool connection
+  // outside the transaction (NOTIFY before commit, and a pool deadlock when every connection waits for one lock).
+  await em.execute(`select pg_notify('${OUTBOX_CHANNEL}', '')`);
 }

@@ -4,6 +4,7 @@ import { inTransaction } from '../kernel/context.js';
 import { Appointment } from '../appointments/appointment.entity.js';
 import { announceCapacity } from '../appointments/capacity-events.js';
 import { QUEUES } from '../kernel/jobs.js';
+import { announceAppointmentChange } from '../live/appointment-events.js';
 import { notifyOutbox, writeOutbox } from '../outbox/outbox.service.js';
 import { Participation } from './participation.entity.js';
 
@@ -43,6 +44,7 @@ export async function expireHold(ctx: Context, participationId: string): Promise
     tx.em.remove(hold);
     await tx.em.flush();
     await announceCapacity(tx, appointment);
+    announceAppointmentChange(tx, 'HOLD_EXPIRED', appointment, hold, 'RESERVED');
     await notifyOutbox(tx.em);
     return 'removed';
   });

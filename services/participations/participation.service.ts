@@ -6,6 +6,7 @@ import { Customer } from '../customers/customer.entity.js';
 import { type Context, inTransaction, requireCrm } from '../kernel/context.js';
 import { DomainError, notFound, validationError } from '../kernel/errors.js';
 import { type MailTemplate, QUEUES } from '../kernel/jobs.js';
+import { announceAppointmentChange } from '../live/appointment-events.js';
 import { parseInput, requiredText } from '../kernel/validation.js';
 import { notifyOutbox, writeOutbox } from '../outbox/outbox.service.js';
 import { getProvider } from '../providers/provider.service.js';
@@ -101,6 +102,7 @@ export async function createParticipation(
     await tx.em.flush();
     if (options.sendMails && MAIL_ON_CREATE.includes(input.state)) queueStateMail(tx, participation, input.state, input.message ?? null);
     if (occupies) await announceCapacity(tx, appointment);
+    announceAppointmentChange(tx, 'PARTICIPATION_ADDED', appointment, participation);
     await notifyOutbox(tx.em);
     return { participation, created: true };
   });
@@ -145,12 +147,14 @@ async function changeState(
   if (takesNewPlace && !options.ignoreCapacity && (await capacityLeft(ctx, appointment)) <= 0) {
     throw new DomainError('CAPACITY_EXHAUSTED', `Appointment ${appointment.reference} is full (capacity ${appointment.capacity}) and the hold has expired`);
   }
+  const previous = participation.state;
   participation.state = to;
   participation.expiresAt = null;
   if (message) participation.messages = [...(participation.messages ?? []), message];
   await ctx.em.flush();
   if (sendsMail && options.sendMails) queueStateMail(ctx, participation, to, message);
   await announceCapacity(ctx, appointment);
+  announceAppointmentChange(ctx, 'PARTICIPATION_STATE_CHANGED', appointment, participation, previous);
 }
 
 /** Whether the participation counts against the capacity now (a hold only until it expires). */

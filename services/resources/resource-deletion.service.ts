@@ -4,6 +4,7 @@ import { Appointment } from '../appointments/appointment.entity.js';
 import { type Context, inTransaction, requireCrm } from '../kernel/context.js';
 import { DomainError } from '../kernel/errors.js';
 import { notifyOutbox } from '../outbox/outbox.service.js';
+import { announceResourceTimeslots } from '../timeslots/timeslot-events.js';
 import { getProvider } from '../providers/provider.service.js';
 import { getResourceOf } from './resource.lookup.js';
 
@@ -43,6 +44,7 @@ export async function deleteResource(
       await cancelWithParticipants(tx, appointment, null);
     }
     resource.deletedAt = now;
+    await announceResourceTimeslots(tx, resource);
     await notifyOutbox(tx.em);
     return appointments.length;
   });

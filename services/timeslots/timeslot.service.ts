@@ -116,6 +116,7 @@ export async function updateTimeslot(ctx: Context, providerReference: string, re
     const start = input.start !== undefined ? parseDateTimeInput(input.start, provider.timeZone, 'start') : timeslot.start;
     const end = input.end !== undefined ? parseDateTimeInput(input.end, provider.timeZone, 'end') : timeslot.end;
     if (end <= start) throw validationError('end must be after start');
+    const previous = { start: timeslot.start, end: timeslot.end, raster: timeslot.raster };
     const gridChanges = start.getTime() !== timeslot.start.getTime() || end.getTime() !== timeslot.end.getTime() || (input.raster !== undefined && input.raster !== timeslot.raster);
     if (gridChanges && (await activeAppointmentCount(tx, timeslot)) > 0) {
       throw new DomainError('HAS_ACTIVE_APPOINTMENTS', `Timeslot ${reference} has active appointments; its start, end and raster cannot change`);
@@ -129,7 +130,7 @@ export async function updateTimeslot(ctx: Context, providerReference: string, re
     if (input.state !== undefined) timeslot.state = input.state;
     if (gridChanges) await assertNoOverlap(tx, timeslot, []);
     await tx.em.flush();
-    await announceTimeslot(tx, timeslot);
+    await announceTimeslot(tx, timeslot, previous);
     await notifyOutbox(tx.em);
     return timeslot;
   });

@@ -142,6 +142,23 @@ describe('scheduling: appointments (REST)', () => {
       expect((await f.api.post(`${f.base}/appointments`, single({ resourceReference: otherResource }))).status).toBe(400);
     });
 
+    it('refuses a contact profile that belongs to another user than the contact (400)', async () => {
+      const owner = await createStaffUser(f.api, f.crmId, f.providerRef);
+      const contact = await createStaffUser(f.api, f.crmId, f.providerRef);
+      const profileRef = `profile-${unique()}@test`;
+      const profile = await f.api.post(`${f.base}/contactProfile`, {
+        reference: profileRef,
+        userReference: owner,
+        providerReference: f.providerRef,
+        name: 'Owner profile',
+        contactChannels: [{ type: 'phone', value: '+49 30 123456' }],
+      });
+      expect(profile.status).toBe(201);
+      const res = await f.api.post(`${f.base}/appointments`, single({ contactReference: contact, contactProfileReference: profileRef }));
+      expect(res.status).toBe(400);
+      expect(res.body.errors[0].message).toBe(`contactProfileReference: profile ${profileRef} does not belong to contact ${contact}`);
+    });
+
     it('refuses a user who is not staff as contact (400)', async () => {
       const outsider = await createUser(f.api, f.crmId);
       const res = await f.api.post(`${f.base}/appointments`, single({ contactReference: outsider }));

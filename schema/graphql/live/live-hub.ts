@@ -1,0 +1,102 @@
+import { createRedisEventTarget } from '@graphql-yoga/redis-event-target';
+import { createPubSub, type PubSub } from '@graphql-yoga/subscription';
+import type { Clock } from '../../../services/kernel/clock.js';
+import type { Context } from '../../../services/kernel/context.js';
+import { DomainError } from '../../../services/kernel/errors.js';
+import { TOPICS } from '../../../services/kernel/jobs.js';
+import { createRedis } from '../../../services/kernel/redis.js';
+import type { AppointmentChangeView, AppointmentFeed } from '../../../services/live/appointment-feed.service.js';
+import type { CapacityChangeView, CapacityFeed } from '../../../services/live/capacity-feed.service.js';
+import { coalesce } from './coalescing-iterator.js';
+
+/**
+ * Topics the gateway listens to. The worker's outbox relay publishes each
+ * `event` row as JSON on the Redis channel named by its topic; the Redis
+ * event target parses the JSON, so a payload arrives as the writer built it.
+ */
+export type LiveTopics = {
+  [TOPICS.capacityChanged]: [unknown];
+  [TOPICS.appointmentChanged]: [unknown];
+};
+export type LivePubSub = PubSub<LiveTopics>;
+
+/** Keys that may wait per subscription for a slow consumer; more closes that subscription with an error. */
+export const LIVE_MAX_PENDING = 2000;
+/** Changes delivered in one message at most. */
+export const LIVE_MAX_BATCH = 500;
+
+/**
+ * A PubSub for type-graphql backed by Redis pub/sub, with its own publish and
+ * subscribe connections. The subscribe connection retries and queues like a
+ * worker connection: it must come back after a Redis outage and resubscribe
+ * (ioredis does that by itself), never give up.
+ */
+export function createRedisPubSub(redisUrl: string): { pubSub: LivePubSub; close(): void } {
+  const publishClient = createRedis(redisUrl, { name: 'gateway-pubsub-publish' });
+  const subscribeClient = createRedis(redisUrl, { forWorker: true, name: 'gateway-pubsub-subscribe' });
+  const pubSub = createPubSub<LiveTopics>({ eventTarget: createRedisEventTarget({ publishClient, subscribeClient }) });
+  return {
+    pubSub,
+    close() {
+      publishClient.disconnect();
+      subscribeClient.disconnect();
+    },
+  };
+}
+
+/** An in-memory PubSub, for emitting the SDL and for code that never subscribes. */
+export const createLocalPubSub = (): LivePubSub => createPubSub<LiveTopics>();
+
+export interface LiveHubOptions {
+  coalesceMs: number;
+  maxPending?: number;
+  maxBatch?: number;
+}
+
+const slowConsumer = () =>
+  new DomainError('RATE_LIMITED', 'The subscriber reads too slowly; the subscription was closed. Subscribe again and refetch upcoming_bookables.');
+
+/**
+ * The gateway's end of live updates: per subscription, the Redis topic read
+ * through a feed's filter and a coalescing, bounded buffer. Holds no state
+ * shared between subscriptions or gateways; coalescing only delays delivery.
+ */
+export class LiveHub {
+  constructor(
+    readonly pubSub: LivePubSub,
+    private readonly clock: Clock,
+    private readonly options: LiveHubOptions,
+  ) {}
+
+  /** Capacity changes of the feed's resources, the last value per slot within the coalescing window. */
+  capacityChanges(feed: CapacityFeed): AsyncIterableIterator<CapacityChangeView[]> {
+    return coalesce(this.pubSub.subscribe(TOPICS.capacityChanged), (payload) => feed.viewsOf(payload, this.clock.now()), {
+      windowMs: this.options.coalesceMs,
+      maxPending: this.options.maxPending ?? LIVE_MAX_PENDING,
+      maxBatch: this.options.maxBatch ?? LIVE_MAX_BATCH,
+      rememberDelivered: this.options.maxPending ?? LIVE_MAX_PENDING,
+      overflowError: slowConsumer,
+    });
+  }
+
+  /** Appointment changes of the feed's provider; never coalesced (each change counts), but bounded the same way. */
+  appointmentChanges(feed: AppointmentFeed): AsyncIterableIterator<AppointmentChangeView[]> {
+    return coalesce(this.pubSub.subscribe(TOPICS.appointmentChanged), (payload) => feed.viewsOf(payload), {
+      windowMs: 0,
+      maxPending: this.options.maxPending ?? LIVE_MAX_PENDING,
+      maxBatch: this.options.maxBatch ?? LIVE_MAX_BATCH,
+      overflowError: slowConsumer,
+    });
+  }
+}
+
+/** The GraphQL context of a WebSocket operation: the request context plus the gateway's live hub. */
+export interface LiveContext extends Context {
+  live?: LiveHub;
+}
+
+/** The hub of the context; subscriptions only exist over WebSocket. */
+export function liveHubOf(context: LiveContext): LiveHub {
+  if (!context.live) throw new DomainError('VALIDATION_FAILED', 'Subscriptions are served over WebSocket (graphql-ws) on /graphql');
+  return context.live;
+}

@@ -1,0 +1,46 @@
+import { Arg, Resolver, Root, Subscription } from 'type-graphql';
+import { openAppointmentFeed, type AppointmentChangeView } from '../../../services/live/appointment-feed.service.js';
+import { openCapacityFeed, type CapacityChangeView } from '../../../services/live/capacity-feed.service.js';
+import { plain } from '../plain.js';
+import { type LiveContext, liveHubOf } from './live-hub.js';
+import { AppointmentChangeType, CapacityChangeType } from './live.types.js';
+
+/** Live updates over graphql-ws: public capacity changes, and appointment changes for a CRM. */
+@Resolver()
+export class LiveResolver {
+  @Subscription(() => [CapacityChangeType], {
+    description:
+      'Public. Capacity changes of the resources (UUID, resourceId@platform or resourceId@providerUuid@platform), as batches: ' +
+      'bursts on one slot are coalesced, the last value wins. Optional window [from, to) of slot starts (without offset: provider time zone) ' +
+      'and channelKey (default RESOURCE_PUBLIC; a channel that is not visible yields nothing).',
+    subscribe: async ({ args, context }) => {
+      const hub = liveHubOf(context as LiveContext);
+      return hub.capacityChanges(await openCapacityFeed(context as LiveContext, plain(args)));
+    },
+  })
+  capacityChanged(
+    @Root() batch: CapacityChangeView[],
+    @Arg('refs', () => [String]) _refs: string[],
+    @Arg('from', () => String, { nullable: true }) _from?: string | null,
+    @Arg('to', () => String, { nullable: true }) _to?: string | null,
+    @Arg('channelKey', () => String, { nullable: true }) _channelKey?: string | null,
+  ): CapacityChangeType[] {
+    return batch;
+  }
+
+  @Subscription(() => [AppointmentChangeType], {
+    description:
+      'CRM only (X-SERVICE-CLIENT-ID in connectionParams). Participations added, state changes, expired holds, cancelled and deleted ' +
+      'appointments of one provider of the CRM, in order, as batches.',
+    subscribe: async ({ args, context }) => {
+      const hub = liveHubOf(context as LiveContext);
+      return hub.appointmentChanges(await openAppointmentFeed(context as LiveContext, plain(args)));
+    },
+  })
+  appointmentChanged(
+    @Root() batch: AppointmentChangeView[],
+    @Arg('providerReference', () => String) _providerReference: string,
+  ): AppointmentChangeType[] {
+    return batch;
+  }
+}

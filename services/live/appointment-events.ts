@@ -1,0 +1,75 @@
+import type { Appointment } from '../appointments/appointment.entity.js';
+import type { Context } from '../kernel/context.js';
+import { TOPICS } from '../kernel/jobs.js';
+import { formatUtc } from '../kernel/wall-clock.js';
+import { writeOutbox } from '../outbox/outbox.service.js';
+import type { Participation, ParticipationState } from '../participations/participation.entity.js';
+
+/** What happened to an appointment, as the CRM subscription `appointmentChanged` reports it. */
+export const APPOINTMENT_CHANGES = [
+  'PARTICIPATION_ADDED',
+  'PARTICIPATION_STATE_CHANGED',
+  'HOLD_EXPIRED',
+  'APPOINTMENT_CANCELLED',
+  'APPOINTMENT_DELETED',
+] as const;
+export type AppointmentChange = (typeof APPOINTMENT_CHANGES)[number];
+
+/**
+ * Payload of the `appointment-changed` topic. It carries ids and states only,
+ * never personal data; `crmId` and `providerId` let each gateway hand it to
+ * the subscriptions of that CRM and provider alone.
+ */
+export interface AppointmentChangedEvent {
+  change: AppointmentChange;
+  crmId: string;
+  providerId: string;
+  appointmentUuid: string;
+  appointmentReference: string;
+  /** The appointment's state after the change (ACTIVE or CANCELLED; CANCELLED for a deleted one). */
+  appointmentState: string;
+  participationUuid: string | null;
+  participationReference: string | null;
+  /** The participation's state after the change; null for appointment-wide changes and for a removed hold. */
+  state: ParticipationState | null;
+  previousState: ParticipationState | null;
+  /** When the change was made (service clock), UTC. */
+  at: string;
+}
+
+/**
+ * Writes an appointment change to the outbox in the caller's transaction
+ * (before its `notifyOutbox`), so the CRM hears it after, and only if, the
+ * change commits.
+ */
+export function announceAppointmentChange(
+  ctx: Context,
+  change: AppointmentChange,
+  appointment: Appointment,
+  participation: Participation | null = null,
+  previousState: ParticipationState | null = null,
+): void {
+  const event: AppointmentChangedEvent = {
+    change,
+    crmId: appointment.crm.id,
+    providerId: appointment.provider.id,
+    appointmentUuid: appointment.id,
+    appointmentReference: appointment.reference,
+    appointmentState: appointment.state,
+    participationUuid: participation?.id ?? null,
+    participationReference: participation?.reference ?? null,
+    state: participation && change !== 'HOLD_EXPIRED' ? participation.state : null,
+    previousState,
+    at: formatUtc(ctx.clock.now()),
+  };
+  writeOutbox(ctx.em, { kind: 'event', topic: TOPICS.appointmentChanged, payload: { ...event } });
+}
+
+/** Reads a payload from Redis; undefined when it is not an appointment change. */
+export function readAppointmentEvent(payload: unknown): AppointmentChangedEvent | undefined {
+  if (!payload || typeof payload !== 'object') return undefined;
+  const p = payload as Partial<AppointmentChangedEvent>;
+  if (typeof p.crmId !== 'string' || typeof p.providerId !== 'string' || typeof p.appointmentUuid !== 'string') return undefined;
+  if (!APPOINTMENT_CHANGES.includes(p.change as AppointmentChange)) return undefined;
+  return p as AppointmentChangedEvent;
+}

@@ -1,0 +1,178 @@
+import { z } from 'zod';
+import { productsOf } from '../booking/bookables.service.js';
+import { resolvePublicResource, scopedTo } from '../booking/public-resource.js';
+import type { Context } from '../kernel/context.js';
+import { validationError } from '../kernel/errors.js';
+import { parseInput } from '../kernel/validation.js';
+import { formatWithOffset, parseDateTimeInput, wallClockString } from '../kernel/wall-clock.js';
+import type { BookingChannelSetting } from '../resources/booking-channel-setting.entity.js';
+import { channelOffersProduct, channelSettingsOf, type EffectiveChannel, effectiveChannel, parseChannelKey } from '../resources/booking-channel.service.js';
+import type { Resource } from '../resources/resource.entity.js';
+import {
+  type BookableKind,
+  readCapacityEvent,
+  type SlotState,
+  slotKey,
+  slotsOfTimeslotEvent,
+  type TimeslotCapacityEvent,
+  windowOfTimeslotEvent,
+} from './capacity-event.js';
+
+/** Resources one subscription may watch. */
+export const CAPACITY_FEED_REFS_MAX = 50;
+/** Slots one timeslot change expands to per subscription; beyond that the subscriber gets one "refetch this period" event. */
+export const EXPANDED_SLOTS_MAX = 500;
+
+const feedInput = z.object({
+  refs: z.array(z.string().trim().min(1).max(600)).min(1).max(CAPACITY_FEED_REFS_MAX),
+  from: wallClockString().nullish(),
+  to: wallClockString().nullish(),
+  channelKey: z.string().nullish(),
+});
+
+/**
+ * One change as a live calendar receives it: the fields of a bookable of
+ * `upcoming_bookables` (same snake_case names and numbers), plus `scope`.
+ * `scope` is `slot` for one slot, or `timeslot` when a timeslot change
+ * covers too many slots to list: then [start, end) should be refetched.
+ */
+export interface CapacityChangeView {
+  scope: 'slot' | 'timeslot';
+  resource_uuid: string;
+  timeslot_uuid: string | null;
+  appointment_uuid: string | null;
+  product_uuid: string | null;
+  kind: BookableKind;
+  start: string;
+  end: string;
+  capacity: number;
+  capacity_left: number;
+}
+
+/** A value for one key (a slot); a later version of the same key replaces an earlier one. */
+export interface LiveItem<T> {
+  key: string;
+  version: number;
+  value: T;
+}
+
+interface WatchedResource {
+  resource: Resource;
+  zone: string;
+  rows: BookingChannelSetting[];
+  channel: EffectiveChannel;
+  /** Products the resource offers on the channel, for the duration check of Bookable slots. */
+  offered: { id: string; minDuration: number | null; maxDuration: number | null }[];
+}
+
+/** What one `capacityChanged` subscription watches; turns published events into the views it should see. */
+export interface CapacityFeed {
+  resourceIds: string[];
+  viewsOf(payload: unknown, now: Date): LiveItem<CapacityChangeView>[];
+}
+
+/**
+ * Resolves a subscription's arguments like `upcoming_bookables` does: refs
+ * in any of the three forms (the first decides the CRM; others of another
+ * CRM are ignored), the channel (default RESOURCE_PUBLIC) and the optional
+ * window [from, to) of slot starts. Resources that are archived or whose
+ * channel is invisible are watched but yield nothing. Channel settings and
+ * products are read once, when the subscription starts.
+ */
+export async function openCapacityFeed(ctx: Context, raw: unknown): Promise<CapacityFeed> {
+  const input = parseInput(feedInput, raw, 'arguments');
+  const main = await resolvePublicResource(ctx, input.refs[0]!);
+  const scoped = scopedTo(ctx, main);
+  const channelKey = parseChannelKey(input.channelKey);
+  const resources = [main];
+  for (const ref of input.refs.slice(1)) {
+    const resource = await resolvePublicResource(ctx, ref);
+    if (resource.crm.id === main.crm.id && !resources.some((r) => r.id === resource.id)) resources.push(resource);
+  }
+  const zone = main.provider.timeZone;
+  const from = input.from ? parseDateTimeInput(input.from, zone, 'from') : null;
+  const to = input.to ? parseDateTimeInput(input.to, zone, 'to') : null;
+  if (from && to && to <= from) throw validationError('to must be after from');
+  const settings = await channelSettingsOf(scoped, resources);
+  const watched = new Map<string, WatchedResource>();
+  for (const resource of resources) {
+    const rows = settings.get(resource.id)!;
+    const channel = effectiveChannel(rows, channelKey);
+    if (!channel.visible || resource.archived) continue;
+    const offered = (await productsOf(scoped, resource))
+      .filter((p) => channelOffersProduct(rows, channel, p.id))
+      .map((p) => ({ id: p.id, minDuration: p.minDuration, maxDuration: p.maxDuration }));
+    watched.set(resource.id, { resource, zone: resource.provider.timeZone, rows, channel, offered });
+  }
+  return {
+    resourceIds: resources.map((r) => r.id),
+    viewsOf: (payload, now) => viewsOf(watched, payload, { now, from, to }),
+  };
+}
+
+function viewsOf(watched: Map<string, WatchedResource>, payload: unknown, window: { now: Date; from: Date | null; to: Date | null }): LiveItem<CapacityChangeView>[] {
+  const event = readCapacityEvent(payload);
+  const target = event && watched.get(event.resourceId);
+  if (!event || !target) return [];
+  if (event.scope === 'slot') {
+    const start = new Date(event.start);
+    if (start <= window.now || (window.from && start < window.from) || (window.to && start >= window.to)) return [];
+    const view = toView(target, event);
+    return view ? [{ key: slotKey(event.resourceId, event.start, event.end), version: event.version, value: view }] : [];
+  }
+  const slots = slotsOfTimeslotEvent(event, { ...window, limit: EXPANDED_SLOTS_MAX });
+  if (slots === null) return refetchNotice(target, event, window);
+  return slots.flatMap((slot) => {
+    const view = toView(target, slot);
+    return view ? [{ key: slotKey(slot.resourceId, slot.start, slot.end), version: event.version, value: view }] : [];
+  });
+}
+
+/** The view of a slot on the subscriber's channel; null when the channel never lists it (product not offered, no product fits). */
+function toView(target: WatchedResource, slot: SlotState): CapacityChangeView | null {
+  let productId = slot.productId;
+  if (slot.kind === 'models.LotAppointment') {
+    if (productId && !channelOffersProduct(target.rows, target.channel, productId)) return null;
+  } else {
+    const minutes = (Date.parse(slot.end) - Date.parse(slot.start)) / 60_000;
+    const fitting = target.offered.filter((p) => (p.minDuration ?? 0) <= minutes && (p.maxDuration ?? Infinity) >= minutes);
+    if (!fitting.length) return null;
+    productId = fitting.length === 1 ? fitting[0]!.id : null;
+  }
+  return {
+    scope: 'slot',
+    resource_uuid: slot.resourceId,
+    timeslot_uuid: slot.timeslotId,
+    appointment_uuid: slot.appointmentId,
+    product_uuid: productId,
+    kind: slot.kind,
+    start: formatWithOffset(new Date(slot.start), target.zone),
+    end: formatWithOffset(new Date(slot.end), target.zone),
+    capacity: slot.capacity,
+    capacity_left: slot.capacityLeft,
+  };
+}
+
+/** One event for a timeslot change too large to list slot by slot: the client refetches [start, end). */
+function refetchNotice(target: WatchedResource, event: TimeslotCapacityEvent, window: { now: Date; from: Date | null; to: Date | null }): LiveItem<CapacityChangeView>[] {
+  const period = windowOfTimeslotEvent(event, window);
+  if (!period || !target.offered.length) return [];
+  return [
+    {
+      key: `${event.resourceId}|timeslot|${event.timeslotId}`,
+      version: event.version,
+      value: {
+        scope: 'timeslot',
+        resource_uuid: event.resourceId,
+        timeslot_uuid: event.timeslotId,
+        appointment_uuid: null,
+        product_uuid: null,
+        kind: 'models.Bookable',
+        start: formatWithOffset(period.start, target.zone),
+        end: formatWithOffset(period.end, target.zone),
+        capacity: event.capacity,
+        capacity_left: event.capacityLeft,
+      },
+    },
+  ];
+}

@@ -1,0 +1,200 @@
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { setupBookable } from '../support/booking-fixtures.js';
+import { addProduct, bookablesOf, participationsOf, resourceRefs, updateResource, upcoming } from '../support/booking-flow.js';
+import { startTestApp, type TestApp } from '../support/harness.js';
+import { type ApiClient, unique } from '../support/http.js';
+
+const BOOKABLE_FIELDS = `start end formattedStart formattedEnd timeslotUuid appointmentUuid productUuid resourceUuid productName resourceName
+  contactChannel { type value } capacity capacityLeft products { uuid name } kind`;
+const UPCOMING = `query ($ref: String!, $refs: [String!], $groupFormat: String, $timeFormat: String, $languageTag: String, $channelKey: String, $prdRef: String) {
+  upcomingBookables(ref: $ref, refs: $refs, groupFormat: $groupFormat, timeFormat: $timeFormat, languageTag: $languageTag, channelKey: $channelKey, prdRef: $prdRef) {
+    publicVisible groups { key bookables { ${BOOKABLE_FIELDS} } }
+  }
+}`;
+const RESERVE = `mutation ($ref: String!, $input: ReserveAppointmentInput!, $channelKey: String) {
+  reserveAppointment(ref: $ref, input: $input, channelKey: $channelKey) {
+    participation { uuid appointmentUuid timeslotUuid resourceUuid productUuid from to appointmentCapacity appointmentCapacityLeft customerUuid
+      customerMobile customerFullName customerEmail customerNote state formatedAddress messages }
+    appointments { uuid kind productId productName resourceId from to state capacity capacityLeft customers { customerPlaceholderId customerUuid participationState participationId } }
+  }
+}`;
+const CREATE = `mutation ($ref: String!, $input: ConsumerBookingInput!, $timeFormat: String) {
+  createAppointmentWithConsumer(ref: $ref, input: $input, timeFormat: $timeFormat) {
+    appointmentUuid start end formattedStart formattedEnd timeslotUuid productUuid resourceUuid contactChannel { type value } productName resourceName
+    capacity capacityLeft products { uuid name } kind cancelLink
+  }
+}`;
+
+describe('booking flow: GraphQL', () => {
+  let app: TestApp;
+  let pub: ApiClient;
+
+  beforeAll(async () => {
+    app = await startTestApp();
+    pub = app.anonymous;
+  });
+  afterEach(() => app.clock.reset());
+  afterAll(async () => app?.close());
+
+  const codeOf = (res: { body: { errors?: { extensions: { code: string } }[] } }) => res.body.errors?.[0]?.extensions.code;
+
+  it('upcomingBookables shows the REST answer in groups with camelCase fields', async () => {
+    const f = await setupBookable(app, { slots: 2 });
+    const res = await pub.graphql(UPCOMING, { ref: resourceRefs(f).full, groupFormat: 'MMMM', languageTag: 'en' });
+    expect(res.body.errors).toBeUndefined();
+    const rest = await upcoming(pub, f.resourceUuid, 'groupFormat=MMMM&languageTag=en');
+    const [key] = Object.keys(rest.body);
+    expect(res.body.data.upcomingBookables).toEqual({
+      publicVisible: true,
+      groups: [
+        {
+          key,
+          bookables: rest.body[key!].map((b: Record<string, unknown>) => ({
+            start: b.start,
+            end: b.end,
+            formattedStart: b.formattedStart,
+            formattedEnd: b.formattedEnd,
+            timeslotUuid: b.timeslot_uuid,
+            appointmentUuid: b.appointment_uuid,
+            productUuid: b.product_uuid,
+            resourceUuid: b.resource_uuid,
+            productName: b.product_name,
+            resourceName: b.resource_name,
+            contactChannel: b.contact_channel,
+            capacity: b.capacity,
+            capacityLeft: b.capacity_left,
+            products: b.products,
+            kind: b.kind,
+          })),
+        },
+      ],
+    });
+    // Where REST answers 204, GraphQL answers no groups.
+    await updateResource(f, f.resourceRef, { archived: true });
+    const none = await pub.graphql(UPCOMING, { ref: f.resourceUuid });
+    expect(none.body.data.upcomingBookables).toEqual({ publicVisible: false, groups: [] });
+  });
+
+  it('reserveAppointment and createAppointmentWithConsumer run the flow; errors carry the codes', async () => {
+    const f = await setupBookable(app, { capacity: 2 });
+    const input = { timeslotUuid: f.timeslotUuid, productUuid: f.productUuid, from: f.slot.from, to: f.slot.to };
+    const hold = await pub.graphql(RESERVE, { ref: f.resourceRef, input });
+    expect(hold.body.errors).toBeUndefined();
+    const reserved = hold.body.data.reserveAppointment;
+    expect(reserved.participation).toMatchObject({
+      timeslotUuid: f.timeslotUuid,
+      resourceUuid: f.resourceUuid,
+      productUuid: f.productUuid,
+      appointmentCapacity: 2,
+      appointmentCapacityLeft: 1,
+      customerFullName: null,
+      state: 'RESERVED',
+      formatedAddress: null,
+      messages: [],
+    });
+    expect(reserved.appointments).toEqual([
+      expect.objectContaining({
+        uuid: reserved.participation.appointmentUuid,
+        kind: 'models.LotAppointment',
+        capacityLeft: 1,
+        customers: [
+          {
+            customerPlaceholderId: reserved.participation.customerUuid,
+            customerUuid: reserved.participation.customerUuid,
+            participationState: 'RESERVED',
+            participationId: reserved.participation.uuid,
+          },
+        ],
+      }),
+    ]);
+
+    const email = `${unique('gql')}@example.com`;
+    const consumer = { start: f.slot.from, end: f.slot.to, timeslotUuid: f.timeslotUuid, email, firstname: 'Greta', lastname: 'Graph', locale: 'en' };
+    const booked = await pub.graphql(CREATE, { ref: f.resourceUuid, input: { ...consumer, placeholderId: reserved.participation.customerUuid }, timeFormat: 'HH:mm' });
+    expect(booked.body.errors).toBeUndefined();
+    expect(booked.body.data.createAppointmentWithConsumer).toMatchObject({
+      appointmentUuid: reserved.participation.appointmentUuid,
+      timeslotUuid: f.timeslotUuid,
+      productUuid: f.productUuid,
+      formattedStart: '09:00',
+      capacity: 2,
+      capacityLeft: 1,
+      kind: 'models.LotAppointment',
+      cancelLink: expect.stringContaining('/cancel/'),
+    });
+    const [row] = await participationsOf(app, reserved.participation.appointmentUuid);
+    expect(row).toMatchObject({ id: reserved.participation.uuid, state: 'BOOKED', locale: 'en' });
+
+    const twice = await pub.graphql(CREATE, { ref: f.resourceUuid, input: consumer });
+    expect(codeOf(twice)).toBe('ALREADY_PARTICIPATING');
+    expect(twice.body.errors![0].extensions).toMatchObject({ status: 409, errorCode: 'AppointmentAlreadyBookedException' });
+    expect((await pub.graphql(CREATE, { ref: f.resourceUuid, input: { ...consumer, email: `${unique('b')}@example.com` } })).body.errors).toBeUndefined();
+    const full = await pub.graphql(RESERVE, { ref: f.resourceUuid, input });
+    expect(full.body.errors![0]).toMatchObject({ message: 'Das überlappt mit einem anderen Termin.', extensions: { code: 'SLOT_TAKEN', status: 412, errorCode: '201' } });
+    const invalid = await pub.graphql(CREATE, { ref: f.resourceUuid, input: { ...consumer, email: 'nope', message: 'x'.repeat(1025) } });
+    expect(codeOf(invalid)).toBe('VALIDATION_FAILED');
+    const unknown = await pub.graphql(RESERVE, { ref: 'unknown@test', input });
+    expect(codeOf(unknown)).toBe('NOT_FOUND');
+  });
+
+  it('activeProducts and publicData need refs or tslRefs and answer the REST shapes', async () => {
+    const f = await setupBookable(app);
+    const timed = await addProduct(f, { leadTimeMinutes: 5 });
+    await updateResource(f, f.resourceRef, { products: [f.productRef, timed.ref] });
+    const products = await pub.graphql(
+      `query ($refs: [String!], $tslRefs: [String!], $channelKey: String) { activeProducts(refs: $refs, tslRefs: $tslRefs, channelKey: $channelKey) {
+        uuid name description minDuration maxDuration leadTimeMinutes followUpTimeMinutes exclusive } }`,
+      { tslRefs: [f.timeslotUuid] },
+    );
+    expect(products.body.data.activeProducts).toEqual([
+      { uuid: timed.uuid, name: 'Consultation', description: null, minDuration: null, maxDuration: null, leadTimeMinutes: 5, followUpTimeMinutes: null, exclusive: false },
+      { uuid: f.productUuid, name: 'Viewing', description: null, minDuration: null, maxDuration: null, leadTimeMinutes: null, followUpTimeMinutes: null, exclusive: false },
+    ]);
+    expect(codeOf(await pub.graphql('query { activeProducts { uuid } }'))).toBe('VALIDATION_FAILED');
+
+    const data = await pub.graphql(
+      `query ($refs: [String!]) { publicData(refs: $refs) {
+        contact { name email mobile phone }
+        resource { uuid name description contactChannelType msgHelpText url imgUrl }
+        provider { name description isThemingAllowed isLocalisationAllowed areCustomFieldsAllowed }
+        channel { bookingProcess } } }`,
+      { refs: [f.resourceRef] },
+    );
+    const rest = await pub.post(`/resources/public_data?ref=${encodeURIComponent(f.resourceRef)}`);
+    expect(data.body.data.publicData).toEqual(rest.body);
+    expect(codeOf(await pub.graphql('query { publicData { channel { bookingProcess } } }'))).toBe('VALIDATION_FAILED');
+  });
+
+  it('bookingChannels and saveBookingChannel need the CRM key and change what the flow does', async () => {
+    const f = await setupBookable(app, { slots: 1 });
+    const list = `query ($p: String!, $r: String!) { bookingChannels(providerReference: $p, resourceReference: $r) {
+      channelKey visible bookingProcess products exclusiveProducts acceptedCustomers } }`;
+    const save = `mutation ($p: String!, $r: String!, $key: String!, $input: BookingChannelInput!) {
+      saveBookingChannel(providerReference: $p, resourceReference: $r, channelKey: $key, input: $input) {
+        channelKey visible bookingProcess products exclusiveProducts acceptedCustomers } }`;
+    const vars = { p: f.providerRef, r: f.resourceRef };
+
+    const channels = await f.api.graphql(list, vars);
+    expect(channels.body.data.bookingChannels).toHaveLength(4);
+    expect(channels.body.data.bookingChannels[0]).toEqual({
+      channelKey: 'RESOURCE_PUBLIC',
+      visible: true,
+      bookingProcess: 'IMMEDIATE',
+      products: null,
+      exclusiveProducts: [],
+      acceptedCustomers: [],
+    });
+    const saved = await f.api.graphql(save, { ...vars, key: 'RESOURCE_REFERENCE', input: { visible: false, products: [f.productRef] } });
+    expect(saved.body.data.saveBookingChannel).toMatchObject({ channelKey: 'RESOURCE_REFERENCE', visible: false, products: [f.productRef] });
+    const hidden = await pub.graphql(UPCOMING, { ref: f.resourceUuid, channelKey: 'RESOURCE_REFERENCE' });
+    expect(hidden.body.data.upcomingBookables).toEqual({ publicVisible: false, groups: [] });
+    expect(bookablesOf((await upcoming(pub, f.resourceUuid)).body)).toHaveLength(1);
+
+    expect(codeOf(await f.api.graphql(save, { ...vars, key: 'NOPE', input: { visible: true } }))).toBe('VALIDATION_FAILED');
+    expect(codeOf(await f.api.graphql(save, { ...vars, key: 'RESOURCE_PUBLIC', input: { bookingProcess: 'LATER' } }))).toBe('VALIDATION_FAILED');
+    expect(codeOf(await pub.graphql(list, vars))).toBe('UNAUTHENTICATED');
+    expect(codeOf(await pub.graphql(save, { ...vars, key: 'RESOURCE_PUBLIC', input: { visible: false } }))).toBe('UNAUTHENTICATED');
+    const other = await app.newCrm();
+    expect(codeOf(await other.api.graphql(list, vars))).toBe('NOT_FOUND');
+  });
+});

@@ -1,0 +1,126 @@
+import { Queue } from 'bullmq';
+import { Redis } from 'ioredis';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { QUEUES } from '../../services/kernel/jobs.js';
+import { expireHold } from '../../services/participations/hold.service.js';
+import { startTestApp, type TestApp } from '../support/harness.js';
+import { apiClient } from '../support/http.js';
+import { bookSlot, type MailFixture, setupMailProvider } from '../support/mail-fixtures.js';
+import { enc } from '../support/offerings-fixtures.js';
+import { sql } from '../support/scheduling-fixtures.js';
+
+const HOLD_MS = 1500;
+
+async function reserve(app: TestApp, f: MailFixture, index: number): Promise<{ participationId: string; appointmentId: string; reservedAt: number }> {
+  const slot = f.slots[index]!;
+  const res = await apiClient(app.baseUrl).post(`/rest/1/resources/${enc(f.resourceUuid)}/reserve_appointment`, {
+    timeslot_uuid: f.timeslotUuid,
+    product_uuid: f.productUuid,
+    from: slot.from,
+    to: slot.to,
+  });
+  expect(res.status, res.text).toBe(200);
+  return { participationId: res.body.participation.uuid, appointmentId: res.body.participation.appointment_uuid, reservedAt: Date.now() };
+}
+
+const participationExists = async (app: TestApp, id: string): Promise<boolean> =>
+  (await sql(app, 'select 1 from participation where id = ?', [id])).length > 0;
+
+async function waitUntilGone(app: TestApp, id: string, timeoutMs: number): Promise<number> {
+  const until = Date.now() + timeoutMs;
+  while (await participationExists(app, id)) {
+    if (Date.now() > until) throw new Error(`hold ${id} still there after ${timeoutMs} ms`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  return Date.now();
+}
+
+/** capacity-changed rows of the outbox about an appointment, oldest first. */
+const capacityEvents = (app: TestApp, appointmentId: string) =>
+  sql<{ payload: { capacityLeft: number; capacity: number }; created_at: Date }>(
+    app,
+    `select payload, created_at from outbox_message where topic = 'capacity-changed' and payload->>'appointmentId' = ? order by id`,
+    [appointmentId],
+  );
+
+describe('hold expiry by the delayed job (hold shortened to 1.5 s)', () => {
+  let app: TestApp;
+  let subscriber: Redis;
+  const heard: { appointmentId?: string; capacityLeft?: number }[] = [];
+  beforeAll(async () => {
+    // The sweep is far off, so only the delayed job can remove the hold.
+    app = await startTestApp({ config: { holdMs: HOLD_MS }, worker: { relayPollMs: 200, sweepMs: 10 * 60_000 } });
+    subscriber = new Redis(app.config.redisUrl);
+    await subscriber.subscribe('capacity-changed');
+    subscriber.on('message', (_channel, message) => heard.push(JSON.parse(message)));
+  });
+  afterAll(async () => {
+    subscriber?.disconnect();
+    await app?.close();
+  });
+
+  it('removes an abandoned hold within a few seconds of its expiry and announces the freed place (outbox row and pub/sub)', async () => {
+    const f = await setupMailProvider(app, { capacity: 3 });
+    const { participationId, appointmentId, reservedAt } = await reserve(app, f, 0);
+    const goneAt = await waitUntilGone(app, participationId, HOLD_MS + 5000);
+    expect(goneAt - reservedAt).toBeGreaterThanOrEqual(HOLD_MS - 100);
+    expect(goneAt - reservedAt).toBeLessThan(HOLD_MS + 3000);
+
+    const events = await capacityEvents(app, appointmentId);
+    expect(events.map((e) => e.payload.capacityLeft)).toEqual([2, 3]);
+    await expect.poll(() => heard.filter((e) => e.appointmentId === appointmentId).map((e) => e.capacityLeft), { timeout: 3000 }).toEqual([2, 3]);
+  });
+
+  it('keeps a hold that was completed in time (the job re-checks the state)', async () => {
+    const f = await setupMailProvider(app, { capacity: 3 });
+    const { participationId } = await bookSlot(app, f, 1);
+    await new Promise((resolve) => setTimeout(resolve, HOLD_MS + 1500));
+    const [row] = await sql<{ state: string; expires_at: Date | null }>(app, 'select state, expires_at from participation where id = ?', [participationId]);
+    expect(row).toMatchObject({ state: 'BOOKED', expires_at: null });
+  });
+
+  it('expireHold is safe to run again: not due yet, removed, then gone', async () => {
+    const f = await setupMailProvider(app, { capacity: 3 });
+    // Reserve through the service's own clock: the test clock runs 10 minutes behind, so the job finds it not due.
+    const { participationId } = await reserve(app, f, 2);
+    app.clock.advance(-10 * 60_000);
+    try {
+      const early = await expireHold(app.context(), participationId);
+      expect(early).toEqual({ notDueForMs: expect.any(Number) });
+    } finally {
+      app.clock.reset();
+    }
+    await new Promise((resolve) => setTimeout(resolve, HOLD_MS));
+    const outcomes = [await expireHold(app.context(), participationId), await expireHold(app.context(), participationId)];
+    expect(outcomes.filter((o) => o === 'removed').length).toBeLessThanOrEqual(1);
+    expect(outcomes[1]).toBe('gone');
+    expect(await participationExists(app, participationId)).toBe(false);
+  });
+});
+
+describe('the periodic sweep catches a hold whose job was lost', () => {
+  let app: TestApp;
+  beforeAll(async () => {
+    app = await startTestApp({ config: { holdMs: HOLD_MS }, worker: { relayPollMs: 200, sweepMs: 500 } });
+  });
+  afterAll(async () => app?.close());
+
+  it('removes the hold and announces the place although its BullMQ job is gone', async () => {
+    const f = await setupMailProvider(app, { capacity: 2 });
+    const { participationId, appointmentId } = await reserve(app, f, 0);
+    // Wait until the relay queued the expiry job, then lose it (as if Redis lost its data).
+    const connection = new Redis(app.config.redisUrl, { maxRetriesPerRequest: null });
+    const queue = new Queue(QUEUES.holdExpiry, { connection, prefix: app.config.queuePrefix });
+    try {
+      await expect.poll(async () => Boolean(await queue.getJob(`hold-${participationId}`)), { timeout: 5000 }).toBe(true);
+      await queue.remove(`hold-${participationId}`);
+      expect(await queue.getJob(`hold-${participationId}`)).toBeUndefined();
+    } finally {
+      await queue.close();
+      connection.disconnect();
+    }
+    await waitUntilGone(app, participationId, HOLD_MS + 4000);
+    const events = await capacityEvents(app, appointmentId);
+    expect(events.at(-1)!.payload.capacityLeft).toBe(2);
+  });
+});
