@@ -48,7 +48,7 @@ export async function createGateway(deps: GatewayDeps): Promise<Gateway> {
   const { orm, redis, logger } = deps;
   const root: ContextRoot = { em: orm.em, clock: deps.clock, config: deps.config, logger };
   // Live updates: Redis pub/sub fed by the worker's outbox relay, read by every gateway.
-  const live = createRedisPubSub(deps.config.redisUrl);
+  const live = createRedisPubSub(deps.config.redisUrl, logger);
   const hub = new LiveHub(live.pubSub, deps.clock, { coalesceMs: deps.config.liveCoalesceMs });
   const schema = await buildGraphqlSchema(live.pubSub);
   const app = express();

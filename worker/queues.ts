@@ -22,9 +22,8 @@ export function createQueues(connection: Redis, prefix: string, overrides: { mai
     [QUEUES.holdExpiry]: { attempts: 10, backoff: { type: 'fixed', delay: 1000 } },
   } as const;
   return Object.fromEntries(
-    Object.values(QUEUES).map((name) => [
-      name,
-      new Queue(name, {
+    Object.values(QUEUES).map((name) => {
+      const queue = new Queue(name, {
         connection,
         prefix,
         defaultJobOptions: {
@@ -32,7 +31,11 @@ export function createQueues(connection: Redis, prefix: string, overrides: { mai
           removeOnComplete: { age: 7 * 24 * 3600, count: 10_000 },
           removeOnFail: { age: 30 * 24 * 3600 },
         },
-      }),
-    ]),
+      });
+      // Connection errors during a Redis outage surface where the queue is used (the relay logs and retries);
+      // without a listener BullMQ prints every reconnect attempt to stderr.
+      queue.on('error', () => undefined);
+      return [name, queue];
+    }),
   );
 }

@@ -98,7 +98,7 @@ export async function upcomingBookables(ctx: Context, ref: string, query: Bookab
     for (const timeslot of found.timeslots.filter((t) => t.resource.id === resource.id)) {
       const taken = new Set(busy.filter((a) => a.timeslot?.id === timeslot.id).map((a) => a.start.getTime()));
       const minutes = timeslot.raster;
-      const sized = offered.filter((p) => (p.minDuration ?? 0) <= minutes && (p.maxDuration ?? Infinity) >= minutes);
+      const sized = offered.filter((p) => fitsRaster(p, minutes));
       for (const slot of cutSlots(timeslot, { from: now, limit: BOOKABLES_MAX })) {
         if (slot.start <= now || taken.has(slot.start.getTime())) continue;
         if (busy.some((a) => a.start < slot.end && a.end > slot.start)) continue;
@@ -188,6 +188,10 @@ async function loadCalendar(ctx: Context, resources: Resource[], now: Date, hori
   ]);
   return { timeslots, appointments };
 }
+
+/** Whether a slot of `minutes` suits the product's minimum and maximum duration. */
+export const fitsRaster = (product: Product, minutes: number): boolean =>
+  (product.minDuration ?? 0) <= minutes && (product.maxDuration ?? Infinity) >= minutes;
 
 /** Products a resource offers: those listed on it, or every product of its provider when none is listed. */
 export async function productsOf(ctx: Context, resource: Resource): Promise<Product[]> {

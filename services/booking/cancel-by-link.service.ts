@@ -1,3 +1,4 @@
+import type { Appointment } from '../appointments/appointment.entity.js';
 import { announceCapacity } from '../appointments/capacity-events.js';
 import { type Context, inTransaction } from '../kernel/context.js';
 import { DomainError } from '../kernel/errors.js';

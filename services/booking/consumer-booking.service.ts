@@ -85,7 +85,8 @@ export async function createAppointmentWithConsumer(
       if (appointment!.start.getTime() !== from.getTime() || appointment!.end.getTime() !== to.getTime()) {
         throw validationError('start and end must be those of the reserved appointment');
       }
-      if (appointment!.state !== 'ACTIVE' || appointment!.archived) throw slotTaken();
+      // A hold does not outlive its appointment: once it is cancelled, archived or has begun, it cannot be completed.
+      if (appointment!.state !== 'ACTIVE' || appointment!.archived || appointment!.start <= tx.clock.now()) throw slotTaken();
       const live = hold.expiresAt !== null && hold.expiresAt > tx.clock.now();
       // An expired hold no longer counts, so the place must still be free to complete it.
       capacityLeft = (await placesLeft(tx, appointment!)) - (live ? 0 : 1);

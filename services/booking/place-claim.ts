@@ -10,7 +10,7 @@ import type { Resource } from '../resources/resource.entity.js';
 import { keepsLeadAndFollowUp, slotAt } from '../timeslots/slot-grid.js';
 import { Timeslot } from '../timeslots/timeslot.entity.js';
 import { occupancyOf } from './occupancy.js';
-import { productsOf } from './bookables.service.js';
+import { fitsRaster, productsOf } from './bookables.service.js';
 
 export const SLOT_TAKEN_MESSAGE = 'Das überlappt mit einem anderen Termin.';
 /** The documented refusal when the place is gone: 412 with errorCode 201. */
@@ -78,12 +78,11 @@ export async function claimPlace(ctx: Context, request: ClaimRequest): Promise<{
     return { appointment: lot, created: false, capacityLeft: await placesLeft(ctx, lot) };
   }
 
-  const product = request.product;
-  if (!product) throw validationError('product_uuid is required');
   const { channel, rows } = request.channelOf(resource);
-  const offered = await productsOf(ctx, resource);
-  if (!offered.some((p) => p.id === product.id) || !channelOffersProduct(rows, channel, product.id)) {
-    throw validationError('product_uuid: this product is not offered for this resource on this channel');
+  // The products upcoming_bookables offers for this slot, by the same rules.
+  const offered = (await productsOf(ctx, resource)).filter((p) => fitsRaster(p, timeslot.raster) && channelOffersProduct(rows, channel, p.id));
+  if (request.product && !offered.some((p) => p.id === request.product!.id)) {
+    throw validationError('product_uuid: this product is not offered for this slot on this channel');
   }
   const busy = await ctx.em.find(Appointment, {
     resource,
@@ -93,7 +92,11 @@ export async function claimPlace(ctx: Context, request: ClaimRequest): Promise<{
     end: { $gt: timeslot.start },
   });
   if (busy.some((a) => a.start < slot.end && a.end > slot.start)) throw slotTaken();
-  if (!keepsLeadAndFollowUp(slot, product.leadTimeMinutes, product.followUpTimeMinutes, busy, timeslot)) throw slotTaken();
+  const fitting = offered.filter((p) => keepsLeadAndFollowUp(slot, p.leadTimeMinutes, p.followUpTimeMinutes, busy, timeslot));
+  const product = request.product ?? (fitting.length === 1 ? fitting[0]! : null);
+  if (!product && fitting.length > 1) throw validationError('product_uuid is required: this slot offers several products');
+  // A product whose lead or follow-up time does not fit (any more) makes the slot taken for it.
+  if (!product || !fitting.some((p) => p.id === product.id)) throw slotTaken();
 
   const created = ctx.em.create(Appointment, {
     crm: resource.crm,

@@ -16,6 +16,12 @@ import { cutSlots, type GridTimeslot, type Interval } from '../timeslots/slot-gr
 
 export type BookableKind = 'models.Bookable' | 'models.LotAppointment';
 
+/** An interval in ISO 8601 UTC. */
+export interface IsoInterval {
+  start: string;
+  end: string;
+}
+
 /** One slot of a resource after a change. Instants are ISO 8601 UTC. */
 export interface SlotState {
   resourceId: string;
@@ -27,6 +33,11 @@ export interface SlotState {
   end: string;
   capacity: number;
   capacityLeft: number;
+  /**
+   * For a Bookable slot: its timeslot and the busy periods around it, so a
+   * subscriber's channel can check each product's lead and follow-up time.
+   */
+  room?: { timeslot: IsoInterval; busy: IsoInterval[] };
 }
 
 /** A change of one slot (an appointment's places, or a slot freed by deleting its appointment). */
@@ -129,6 +140,9 @@ export function readCapacityEvent(payload: unknown): CapacityEvent | undefined {
   };
 }
 
+/** True while a resource's slots can be listed publicly at all. */
+export const resourceOpen = (resource: { archived: boolean; deletedAt: Date | null }): boolean => !resource.archived && !resource.deletedAt;
+
 /** Identity of a slot for live calendars: a resource's slots never share start and end (timeslots of a resource do not overlap). */
 export const slotKey = (resourceId: string, start: string, end: string): string => `${resourceId}|${Date.parse(start)}|${Date.parse(end)}`;
 
@@ -156,6 +170,8 @@ export function slotsOfTimeslotEvent(event: TimeslotCapacityEvent, options: Expa
   const current = gridOf(event);
   const slots = upcomingSlots(current, options);
   if (slots === null) return null;
+  const busy = appointments.filter((a) => a.active).map((a) => ({ start: a.start, end: a.end }));
+  const room = { timeslot: { start: event.start, end: event.end }, busy };
   const states: SlotState[] = [];
   for (const slot of slots) {
     const own = appointments.find((a) => a.timeslotId === event.timeslotId && Date.parse(a.start) === slot.start.getTime());
@@ -174,7 +190,7 @@ export function slotsOfTimeslotEvent(event: TimeslotCapacityEvent, options: Expa
       continue;
     }
     const blocked = appointments.some((a) => a.active && Date.parse(a.start) < slot.end.getTime() && Date.parse(a.end) > slot.start.getTime());
-    states.push(bookable(event, slot, event.open && !blocked ? event.capacity : 0));
+    states.push({ ...bookable(event, slot, event.open && !blocked ? event.capacity : 0), room });
   }
   if (event.previous) {
     const before = upcomingSlots({ start: new Date(event.previous.start), end: new Date(event.previous.end), raster: event.previous.raster }, options);

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { productsOf } from '../booking/bookables.service.js';
+import { fitsRaster, productsOf } from '../booking/bookables.service.js';
 import { resolvePublicResource, scopedTo } from '../booking/public-resource.js';
 import type { Context } from '../kernel/context.js';
 import { validationError } from '../kernel/errors.js';
@@ -7,9 +7,12 @@ import { parseInput } from '../kernel/validation.js';
 import { formatWithOffset, parseDateTimeInput, wallClockString } from '../kernel/wall-clock.js';
 import type { BookingChannelSetting } from '../resources/booking-channel-setting.entity.js';
 import { channelOffersProduct, channelSettingsOf, type EffectiveChannel, effectiveChannel, parseChannelKey } from '../resources/booking-channel.service.js';
+import type { Product } from '../products/product.entity.js';
 import type { Resource } from '../resources/resource.entity.js';
+import { keepsLeadAndFollowUp } from '../timeslots/slot-grid.js';
 import {
   type BookableKind,
+  type IsoInterval,
   readCapacityEvent,
   type SlotState,
   slotKey,
@@ -61,8 +64,8 @@ interface WatchedResource {
   zone: string;
   rows: BookingChannelSetting[];
   channel: EffectiveChannel;
-  /** Products the resource offers on the channel, for the duration check of Bookable slots. */
-  offered: { id: string; minDuration: number | null; maxDuration: number | null }[];
+  /** Products the resource offers on the channel, for the duration and lead/follow-up checks of Bookable slots. */
+  offered: Pick<Product, 'id' | 'minDuration' | 'maxDuration' | 'leadTimeMinutes' | 'followUpTimeMinutes'>[];
 }
 
 /** What one `capacityChanged` subscription watches; turns published events into the views it should see. */
@@ -101,7 +104,7 @@ export async function openCapacityFeed(ctx: Context, raw: unknown): Promise<Capa
     if (!channel.visible || resource.archived) continue;
     const offered = (await productsOf(scoped, resource))
       .filter((p) => channelOffersProduct(rows, channel, p.id))
-      .map((p) => ({ id: p.id, minDuration: p.minDuration, maxDuration: p.maxDuration }));
+      .map((p) => ({ id: p.id, minDuration: p.minDuration, maxDuration: p.maxDuration, leadTimeMinutes: p.leadTimeMinutes, followUpTimeMinutes: p.followUpTimeMinutes }));
     watched.set(resource.id, { resource, zone: resource.provider.timeZone, rows, channel, offered });
   }
   return {
@@ -128,16 +131,28 @@ function viewsOf(watched: Map<string, WatchedResource>, payload: unknown, window
   });
 }
 
-/** The view of a slot on the subscriber's channel; null when the channel never lists it (product not offered, no product fits). */
+/**
+ * The view of a slot on the subscriber's channel, by upcoming_bookables'
+ * rules: a LotAppointment whose product the channel does not offer, and a
+ * Bookable no offered product fits by duration, are never listed (null). A
+ * Bookable is listed only while some such product also keeps its lead and
+ * follow-up time free; otherwise it shows 0 places.
+ */
 function toView(target: WatchedResource, slot: SlotState): CapacityChangeView | null {
   let productId = slot.productId;
+  let capacityLeft = slot.capacityLeft;
   if (slot.kind === 'models.LotAppointment') {
     if (productId && !channelOffersProduct(target.rows, target.channel, productId)) return null;
   } else {
-    const minutes = (Date.parse(slot.end) - Date.parse(slot.start)) / 60_000;
-    const fitting = target.offered.filter((p) => (p.minDuration ?? 0) <= minutes && (p.maxDuration ?? Infinity) >= minutes);
-    if (!fitting.length) return null;
+    const interval = { start: new Date(slot.start), end: new Date(slot.end) };
+    const sized = target.offered.filter((p) => fitsRaster(p as Product, (interval.end.getTime() - interval.start.getTime()) / 60_000));
+    if (!sized.length) return null;
+    const room = slot.room;
+    const fitting = room
+      ? sized.filter((p) => keepsLeadAndFollowUp(interval, p.leadTimeMinutes, p.followUpTimeMinutes, room.busy.map(toInterval), toInterval(room.timeslot)))
+      : sized;
     productId = fitting.length === 1 ? fitting[0]!.id : null;
+    if (!fitting.length) capacityLeft = 0;
   }
   return {
     scope: 'slot',
@@ -149,9 +164,11 @@ function toView(target: WatchedResource, slot: SlotState): CapacityChangeView | 
     start: formatWithOffset(new Date(slot.start), target.zone),
     end: formatWithOffset(new Date(slot.end), target.zone),
     capacity: slot.capacity,
-    capacity_left: slot.capacityLeft,
+    capacity_left: capacityLeft,
   };
 }
+
+const toInterval = (value: IsoInterval) => ({ start: new Date(value.start), end: new Date(value.end) });
 
 /** One event for a timeslot change too large to list slot by slot: the client refetches [start, end). */
 function refetchNotice(target: WatchedResource, event: TimeslotCapacityEvent, window: { now: Date; from: Date | null; to: Date | null }): LiveItem<CapacityChangeView>[] {

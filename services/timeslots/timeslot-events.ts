@@ -1,9 +1,9 @@
 import { Appointment } from '../appointments/appointment.entity.js';
-import { eventVersion, resourceOpen } from '../appointments/capacity-events.js';
 import { occupancyOf } from '../booking/occupancy.js';
 import type { Context } from '../kernel/context.js';
 import { TOPICS } from '../kernel/jobs.js';
-import { GRID_APPOINTMENTS_MAX, type GridAppointment, type TimeslotCapacityEvent } from '../live/capacity-event.js';
+import { GRID_APPOINTMENTS_MAX, type GridAppointment, resourceOpen, type TimeslotCapacityEvent } from '../live/capacity-event.js';
+import { eventVersion } from '../live/event-version.js';
 import { writeOutbox } from '../outbox/outbox.service.js';
 import type { Resource } from '../resources/resource.entity.js';
 import { Timeslot } from './timeslot.entity.js';
@@ -22,7 +22,7 @@ export interface PreviousGrid {
  * subscribers watch. Pass `previous` when start, end or raster changed, so
  * the slots that disappeared are announced too.
  */
-export async function announceTimeslot(ctx: Context, timeslot: Timeslot, previous: PreviousGrid | null = null): Promise<void> {
+export async function announceTimeslot(ctx: Context, timeslot: Timeslot, previous: PreviousGrid | null = null, excluding: readonly string[] = []): Promise<void> {
   await ctx.em.populate(timeslot, ['resource']);
   const resource = timeslot.resource;
   const open = timeslot.state === 'BOOKABLE' && resourceOpen(resource);
@@ -46,7 +46,7 @@ export async function announceTimeslot(ctx: Context, timeslot: Timeslot, previou
     capacityLeft: open ? timeslot.defaultCapacity : 0,
     open,
     previous: moved ? { start: moved.start.toISOString(), end: moved.end.toISOString(), raster: moved.raster } : null,
-    appointments: await gridAppointments(ctx, timeslot, resource, open, from, to),
+    appointments: await gridAppointments(ctx, timeslot, resource, open, { start: from, end: to }, excluding),
   };
   event.version = await eventVersion(ctx);
   writeOutbox(ctx.em, { kind: 'event', topic: TOPICS.capacityChanged, payload: { ...event } });
@@ -63,15 +63,48 @@ export async function announceResourceTimeslots(ctx: Context, resource: Resource
 }
 
 /**
+ * Announces the timeslots of the appointment's resource that overlap it and
+ * have not ended: an appointment that appears, is cancelled or goes away
+ * changes which of their slots are free (overlap, products' lead and
+ * follow-up time). `excluding` names appointments being deleted in this
+ * transaction; `announced` collects timeslot ids already announced.
+ */
+export async function announceTimeslotsAround(ctx: Context, appointment: Appointment, excluding: readonly string[] = [], announced = new Set<string>()): Promise<void> {
+  const timeslots = await ctx.em.find(
+    Timeslot,
+    { resource: appointment.resource, start: { $lt: appointment.end }, end: { $gt: new Date(Math.max(appointment.start.getTime(), ctx.clock.now().getTime())) } },
+    { orderBy: { start: 'asc' } },
+  );
+  for (const timeslot of timeslots) {
+    if (announced.has(timeslot.id)) continue;
+    announced.add(timeslot.id);
+    await announceTimeslot(ctx, timeslot, null, excluding);
+  }
+}
+
+/**
  * Appointments of the resource overlapping [from, to) that matter for the
  * grid: active ones (they hide the Bookable slots they overlap) and every
  * appointment made from this timeslot (a cancelled one still holds its slot).
  */
-async function gridAppointments(ctx: Context, timeslot: Timeslot, resource: Resource, open: boolean, from: Date, to: Date): Promise<GridAppointment[] | null> {
+async function gridAppointments(
+  ctx: Context,
+  timeslot: Timeslot,
+  resource: Resource,
+  open: boolean,
+  period: { start: Date; end: Date },
+  excluding: readonly string[],
+): Promise<GridAppointment[] | null> {
   await ctx.em.flush();
   const found = await ctx.em.find(
     Appointment,
-    { resource, start: { $lt: to }, end: { $gt: from }, $or: [{ state: 'ACTIVE', archived: false }, { timeslot }] },
+    {
+      resource,
+      id: { $nin: [...excluding] },
+      start: { $lt: period.end },
+      end: { $gt: period.start },
+      $or: [{ state: 'ACTIVE', archived: false }, { timeslot }],
+    },
     { orderBy: { start: 'asc' }, limit: GRID_APPOINTMENTS_MAX + 1 },
   );
   if (found.length > GRID_APPOINTMENTS_MAX) return null;

@@ -108,6 +108,21 @@ describe('booking flow: POST /resources/:ref/create_appointment_with_consumer', 
     expect(await appointmentsOfTimeslot(app, f.timeslotUuid)).toHaveLength(1);
   });
 
+  it('takes the slot’s only product when product_uuid is left out; asks for it when the slot offers several', async () => {
+    const f = await setupBookable(app, { slots: 2 });
+    const only = await book(pub, f, { product_uuid: undefined });
+    expect(only.status).toBe(201);
+    expect(only.body.createdAppointment.product_uuid).toBe(f.productUuid);
+
+    const second = await f.api.post(`${providerPath(f)}/products`, { reference: `product-${unique()}@test`, name: 'Second' });
+    await f.api.post(`${providerPath(f)}/resources/${encodeURIComponent(f.resourceRef)}`, { products: [f.productRef, second.body.product.reference] });
+    const next = { start: new Date(new Date(f.slot.from).getTime() + 30 * MINUTE).toISOString(), end: new Date(new Date(f.slot.to).getTime() + 30 * MINUTE).toISOString() };
+    const several = await book(pub, f, { ...next, product_uuid: undefined });
+    expect(several.status).toBe(400);
+    expect(several.body.errors[0].message).toBe('product_uuid is required: this slot offers several products');
+    expect((await book(pub, f, { ...next, product_uuid: second.body.product.uuid })).status).toBe(201);
+  });
+
   it('completes an expired hold while a place is free', async () => {
     const f = await setupBookable(app, { capacity: 1 });
     const hold = await reserve(pub, f);
@@ -130,6 +145,21 @@ describe('booking flow: POST /resources/:ref/create_appointment_with_consumer', 
     // Also when the worker already removed the expired hold.
     await sql(app, 'delete from participation where id = ?', [hold.body.participation.uuid]);
     expect((await book(pub, f, { placeholder_id: hold.body.participation.customer_uuid })).body).toEqual(SLOT_TAKEN);
+  });
+
+  it('refuses to complete a hold (live or expired) once the appointment has begun', async () => {
+    const f = await setupBookable(app, { capacity: 3 });
+    const start = new Date(f.slot.from).getTime();
+    app.clock.set(new Date(start - MINUTE));
+    const live = await reserve(pub, f);
+    const expired = await reserve(pub, f);
+    app.clock.set(new Date(start + MINUTE / 2)); // the first hold still lasts 90 seconds
+    const late = await book(pub, f, { placeholder_id: live.body.participation.customer_uuid });
+    expect(late.status).toBe(412);
+    expect(late.body).toEqual(SLOT_TAKEN);
+    app.clock.set(new Date(start + 86_400_000));
+    expect((await book(pub, f, { placeholder_id: expired.body.participation.customer_uuid })).body).toEqual(SLOT_TAKEN);
+    expect((await participationsOf(app, live.body.participation.appointment_uuid)).map((p) => p.state)).toEqual(['RESERVED', 'RESERVED']);
   });
 
   it('answers 400 for each missing or invalid field and books nothing', async () => {

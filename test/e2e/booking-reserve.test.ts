@@ -2,6 +2,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { setupBookable } from '../support/booking-fixtures.js';
 import {
   addProduct,
+  addResource,
   addTimeslot,
   appointmentsOfTimeslot,
   book,
@@ -156,6 +157,22 @@ describe('booking flow: POST /rest/1/resources/:ref/reserve_appointment', () => 
     expect(listed).toMatchObject({ capacity: 4, acceptBookings: true, productReference: f.productRef, resourceReference: f.resourceRef });
   });
 
+  it('books a slot of a resource named by the ref query parameter (merged resources), and only then', async () => {
+    const f = await setupBookable(app);
+    const second = await addResource(f);
+    const day = f.slot.from.slice(0, 10);
+    const timeslotUuid = await addTimeslot({ ...f, resourceRef: second.ref }, { start: `${day}T14:00`, end: `${day}T15:00` });
+    const bookable = bookablesOf((await upcoming(pub, f.resourceUuid, `ref=${second.uuid}`)).body).find((b) => b.timeslot_uuid === timeslotUuid)!;
+    const body = { timeslot_uuid: timeslotUuid, from: bookable.start, to: bookable.end };
+    expect((await reserve(pub, f, body)).status).toBe(400);
+    const merged = await reserve(pub, f, body, `ref=${encodeURIComponent(second.ref)}`);
+    expect(merged.status).toBe(200);
+    expect(merged.body.participation.resource_uuid).toBe(second.uuid);
+    const consumer = await book(pub, f, { timeslot_uuid: timeslotUuid, start: bookable.start, end: bookable.end }, `ref=${second.uuid}`);
+    expect(consumer.status).toBe(201);
+    expect(consumer.body.createdAppointment).toMatchObject({ resource_uuid: second.uuid, resource_name: 'Second agent', capacity_left: 1 });
+  });
+
   it('refuses with 412 errorCode 201 when the slot is full, and frees the place when a hold expires', async () => {
     const f = await setupBookable(app, { capacity: 2 });
     expect((await reserve(pub, f)).status).toBe(200);
@@ -220,6 +237,27 @@ describe('booking flow: POST /rest/1/resources/:ref/reserve_appointment', () => 
 
     await updateResource(f, f.resourceRef, { archived: true });
     expect((await reserve(pub, f)).status).toBe(400);
+  });
+
+  it('refuses a product whose minimum or maximum duration does not suit the raster, as upcoming_bookables does', async () => {
+    const f = await setupBookable(app);
+    const long = await addProduct(f, { minDuration: 60 });
+    await updateResource(f, f.resourceRef, { products: [f.productRef, long.ref] });
+    expect(bookablesOf((await upcoming(pub, f.resourceUuid)).body)[0].products).toEqual([{ uuid: f.productUuid, name: 'Viewing' }]);
+    const res = await reserve(pub, f, { product_uuid: long.uuid });
+    expect(res.status).toBe(400);
+    expect(res.body.errors[0].message).toContain('product_uuid');
+  });
+
+  it('a timeslot with defaultAcceptBookings false: the first booking makes the appointment private', async () => {
+    const f = await setupBookable(app, { acceptBookings: false, capacity: 3 });
+    const first = await reserve(pub, f);
+    expect(first.status).toBe(200);
+    expect(first.body.appointments[0]).toMatchObject({ capacity: 3, capacity_left: 2 });
+    // Further places only through the provider: the slot is no longer listed or bookable publicly.
+    expect(bookablesOf((await upcoming(pub, f.resourceUuid)).body).map((b) => new Date(b.start).toISOString())).not.toContain(f.slot.from);
+    expect((await reserve(pub, f)).body).toEqual(SLOT_TAKEN);
+    expect((await book(pub, f, { placeholder_id: first.body.participation.customer_uuid })).status).toBe(201);
   });
 
   it('refuses a product the channel does not offer', async () => {

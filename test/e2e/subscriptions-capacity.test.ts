@@ -102,8 +102,9 @@ describe('live capacity across processes: subscribe on gateway A, book on gatewa
     expect(fifth.item).toMatchObject({ appointment_uuid: appointmentUuid, capacity_left: 2 });
     expect(leftShown(await listedAt(onB, f.resourceUuid, slotStart))).toBe(2);
 
-    // Nothing else about this slot arrived in between (probes are another slot).
-    expect(sub.received.filter((r) => isSlot(r.item)).map((r) => r.item.capacity_left)).toEqual([1, 1, 0, 1, 2]);
+    // Nothing else about this slot arrived in between (probes are another slot); repeats of one value may be coalesced.
+    const values = sub.received.filter((r) => isSlot(r.item)).map((r) => r.item.capacity_left);
+    expect(values.filter((value, i) => value !== values[i - 1])).toEqual([1, 0, 1, 2]);
     expect(sub.errors).toEqual([]);
   }, 60_000);
 

@@ -88,7 +88,7 @@ describe('live capacity: every path that changes capacity publishes', () => {
     const [freed] = await next(async () => {
       const res = await f.api.delete(`${P}/appointments/withoutNotification`, { appointmentReference: reference });
       expect(res.status).toBeLessThan(300);
-    }, (item) => at(item, slot.from));
+    }, (item) => at(item, slot.from) && item.kind === 'models.Bookable');
     expect(freed).toMatchObject({ kind: 'models.Bookable', appointment_uuid: null, timeslot_uuid: f.timeslotUuid, capacity: 3, capacity_left: 3 });
     expect(await listedAt(pub, f.resourceUuid, slot.from)).toMatchObject({ kind: 'models.Bookable', capacity_left: 3 });
   });
@@ -146,6 +146,29 @@ describe('live capacity: every path that changes capacity publishes', () => {
     const deleted = await next(async () => expect((await f.api.delete(`${P}/timeslots/${enc(reference)}`)).status).toBeLessThan(300), inSlots(['15:00', '15:30']), 2);
     expect(deleted.map((item) => item.capacity_left)).toEqual([0, 0]);
     expect(await listedAt(pub, f.resourceUuid, moved.find((item) => item.start.includes('T15:00')).start)).toBeUndefined();
+  });
+
+  it('a booking that leaves a neighbour no room for the product’s follow-up time announces that neighbour with 0, as upcoming_bookables drops it', async () => {
+    const own = await setupBookable(app, { capacity: 2, slots: 4, product: { followUpTimeMinutes: 30 } });
+    const mine = subscribe(app.baseUrl, CAPACITY_SUBSCRIPTION, { refs: [own.resourceUuid] }, { field: 'capacityChanged' });
+    try {
+      await untilLive(mine, app.redis, own.resourceUuid);
+      const slot = (i: number) => ({ from: new Date(Date.parse(own.slot.from) + i * 30 * 60_000).toISOString(), to: new Date(Date.parse(own.slot.from) + (i + 1) * 30 * 60_000).toISOString() });
+      // 09:00 is listed (its follow-up time 09:30-10:00 is free); the last slot is not (no room after it in the timeslot).
+      expect(leftShown(await listedAt(pub, own.resourceUuid, slot(0).from))).toBe(2);
+      const after = mine.received.length;
+      expect((await reserve(pub, own, slot(1))).status).toBe(200);
+      const neighbour = await mine.waitFor((item) => at(item, slot(0).from), { after });
+      expect(neighbour.item).toMatchObject({ kind: 'models.Bookable', capacity: 2, capacity_left: 0 });
+      expect(await listedAt(pub, own.resourceUuid, slot(0).from)).toBeUndefined();
+      const held = await mine.waitFor((item) => at(item, slot(1).from), { after });
+      expect(held.item).toMatchObject({ kind: 'models.LotAppointment', capacity_left: 1 });
+      expect(leftShown(await listedAt(pub, own.resourceUuid, slot(1).from))).toBe(1);
+      const later = await mine.waitFor((item) => at(item, slot(2).from), { after });
+      expect(later.item.capacity_left).toBe(leftShown(await listedAt(pub, own.resourceUuid, slot(2).from)));
+    } finally {
+      await mine.close();
+    }
   });
 
   it('resource deletion with ignoreFutureAppointments: its appointments and timeslot slots go to 0', async () => {

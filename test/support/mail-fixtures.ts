@@ -116,12 +116,19 @@ export async function bookSlot(
 ): Promise<{ email: string; created: any; participationId: string }> {
   const anonymous = apiClient(app.baseUrl);
   const slot = f.slots[index]!;
-  const reserved = await anonymous.post(`/rest/1/resources/${enc(f.resourceUuid)}/reserve_appointment`, {
-    timeslot_uuid: f.timeslotUuid,
-    product_uuid: f.productUuid,
-    from: slot.from,
-    to: slot.to,
-  });
+  const reserveOnce = () =>
+    anonymous.post(`/rest/1/resources/${enc(f.resourceUuid)}/reserve_appointment`, {
+      timeslot_uuid: f.timeslotUuid,
+      product_uuid: f.productUuid,
+      from: slot.from,
+      to: slot.to,
+    });
+  let reserved = await reserveOnce();
+  // Concurrent first bookings of one timeslot may be asked to retry (409 CONFLICT), as a real widget would.
+  for (let retry = 0; reserved.status === 409 && reserved.body?.errors?.[0]?.errorCode === 'CONFLICT' && retry < 10; retry++) {
+    await new Promise((resolve) => setTimeout(resolve, 20 + Math.random() * 80));
+    reserved = await reserveOnce();
+  }
   if (reserved.status !== 200) throw new Error(`reserve failed: ${reserved.status} ${reserved.text}`);
   const email = consumer.email ?? `${unique('consumer')}@example.com`;
   const booked = await anonymous.post(`/resources/${enc(f.resourceUuid)}/create_appointment_with_consumer`, {

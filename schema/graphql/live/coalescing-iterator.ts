@@ -13,6 +13,13 @@ export interface CoalesceOptions {
   now?: () => number;
 }
 
+/** The coalesced stream: batches of values; `return()` ends it and unsubscribes from the source. */
+export interface CoalescedIterator<T> extends AsyncIterableIterator<T[]> {
+  return(): Promise<IteratorResult<T[]>>;
+  /** Keys waiting for the consumer. */
+  readonly pendingCount: number;
+}
+
 interface Pending<T> {
   value: T;
   version: number;
@@ -29,11 +36,11 @@ interface Pending<T> {
  * allowed gets an error (it should resubscribe and refetch) instead of
  * growing the gateway's memory.
  */
-export function coalesce<S, T>(source: AsyncIterable<S>, expand: (value: S) => LiveItem<T>[], options: CoalesceOptions): AsyncIterableIterator<T[]> {
+export function coalesce<S, T>(source: AsyncIterable<S>, expand: (value: S) => LiveItem<T>[], options: CoalesceOptions): CoalescedIterator<T> {
   return new Coalescer(source, expand, options);
 }
 
-class Coalescer<S, T> implements AsyncIterableIterator<T[]> {
+class Coalescer<S, T> implements CoalescedIterator<T> {
   private readonly pending = new Map<string, Pending<T>>();
   private readonly delivered = new Map<string, number>();
   private readonly iterator: AsyncIterator<S>;
@@ -54,11 +61,10 @@ class Coalescer<S, T> implements AsyncIterableIterator<T[]> {
     void this.pump();
   }
 
-  [Symbol.asyncIterator](): AsyncIterableIterator<T[]> {
+  [Symbol.asyncIterator](): CoalescedIterator<T> {
     return this;
   }
 
-  /** Number of keys waiting; for tests and metrics. */
   get pendingCount(): number {
     return this.pending.size;
   }

@@ -1,13 +1,15 @@
 import { createRedisEventTarget } from '@graphql-yoga/redis-event-target';
 import { createPubSub, type PubSub } from '@graphql-yoga/subscription';
+import type { Redis } from 'ioredis';
 import type { Clock } from '../../../services/kernel/clock.js';
 import type { Context } from '../../../services/kernel/context.js';
 import { DomainError } from '../../../services/kernel/errors.js';
 import { TOPICS } from '../../../services/kernel/jobs.js';
+import type { Logger } from '../../../services/kernel/logger.js';
 import { createRedis } from '../../../services/kernel/redis.js';
 import type { AppointmentChangeView, AppointmentFeed } from '../../../services/live/appointment-feed.service.js';
 import type { CapacityChangeView, CapacityFeed } from '../../../services/live/capacity-feed.service.js';
-import { coalesce } from './coalescing-iterator.js';
+import { type CoalescedIterator, coalesce } from './coalescing-iterator.js';
 
 /**
  * Topics the gateway listens to. The worker's outbox relay publishes each
@@ -31,12 +33,22 @@ export const LIVE_MAX_BATCH = 500;
  * worker connection: it must come back after a Redis outage and resubscribe
  * (ioredis does that by itself), never give up.
  */
-export function createRedisPubSub(redisUrl: string): { pubSub: LivePubSub; close(): void } {
+export function createRedisPubSub(redisUrl: string, logger?: Logger): { pubSub: LivePubSub; close(): void } {
   const publishClient = createRedis(redisUrl, { name: 'gateway-pubsub-publish' });
   const subscribeClient = createRedis(redisUrl, { forWorker: true, name: 'gateway-pubsub-subscribe' });
-  const pubSub = createPubSub<LiveTopics>({ eventTarget: createRedisEventTarget({ publishClient, subscribeClient }) });
+  // The event target fires SUBSCRIBE, UNSUBSCRIBE and PUBLISH without awaiting them; a command that fails (Redis away,
+  // or the connection closed while the gateway shuts down) must be logged, not become an unhandled rejection.
+  const failed = (command: string) => (error: unknown) =>
+    logger?.warn('live pub/sub command failed', { command, error: error instanceof Error ? error.message : String(error) });
+  const subscriber = {
+    on: (event: string, listener: (...args: any[]) => void) => subscribeClient.on(event, listener),
+    subscribe: (topic: string) => subscribeClient.subscribe(topic).catch(failed('subscribe')),
+    unsubscribe: (topic: string) => subscribeClient.unsubscribe(topic).catch(failed('unsubscribe')),
+  };
+  const publisher = { publish: (topic: string, message: string) => publishClient.publish(topic, message).catch(failed('publish')) };
+  const eventTarget = createRedisEventTarget({ publishClient: publisher as unknown as Redis, subscribeClient: subscriber as unknown as Redis });
   return {
-    pubSub,
+    pubSub: createPubSub<LiveTopics>({ eventTarget }),
     close() {
       publishClient.disconnect();
       subscribeClient.disconnect();
@@ -69,7 +81,7 @@ export class LiveHub {
   ) {}
 
   /** Capacity changes of the feed's resources, the last value per slot within the coalescing window. */
-  capacityChanges(feed: CapacityFeed): AsyncIterableIterator<CapacityChangeView[]> {
+  capacityChanges(feed: CapacityFeed): CoalescedIterator<CapacityChangeView> {
     return coalesce(this.pubSub.subscribe(TOPICS.capacityChanged), (payload) => feed.viewsOf(payload, this.clock.now()), {
       windowMs: this.options.coalesceMs,
       maxPending: this.options.maxPending ?? LIVE_MAX_PENDING,
@@ -80,7 +92,7 @@ export class LiveHub {
   }
 
   /** Appointment changes of the feed's provider; never coalesced (each change counts), but bounded the same way. */
-  appointmentChanges(feed: AppointmentFeed): AsyncIterableIterator<AppointmentChangeView[]> {
+  appointmentChanges(feed: AppointmentFeed): CoalescedIterator<AppointmentChangeView> {
     return coalesce(this.pubSub.subscribe(TOPICS.appointmentChanged), (payload) => feed.viewsOf(payload), {
       windowMs: 0,
       maxPending: this.options.maxPending ?? LIVE_MAX_PENDING,

@@ -1,9 +1,16 @@
 import { Arg, Resolver, Root, Subscription } from 'type-graphql';
 import { openAppointmentFeed, type AppointmentChangeView } from '../../../services/live/appointment-feed.service.js';
 import { openCapacityFeed, type CapacityChangeView } from '../../../services/live/capacity-feed.service.js';
+import { DomainError } from '../../../services/kernel/errors.js';
 import { plain } from '../plain.js';
 import { type LiveContext, liveHubOf } from './live-hub.js';
 import { AppointmentChangeType, CapacityChangeType } from './live.types.js';
+
+/** A subscription sent over HTTP is executed like a query, without a batch: refuse it with a clear message. */
+function overWebSocket<T>(batch: T[] | undefined): T[] {
+  if (!Array.isArray(batch)) throw new DomainError('VALIDATION_FAILED', 'Subscriptions are served over WebSocket (graphql-ws protocol) on /graphql');
+  return batch;
+}
 
 /** Live updates over graphql-ws: public capacity changes, and appointment changes for a CRM. */
 @Resolver()
@@ -25,7 +32,7 @@ export class LiveResolver {
     @Arg('to', () => String, { nullable: true }) _to?: string | null,
     @Arg('channelKey', () => String, { nullable: true }) _channelKey?: string | null,
   ): CapacityChangeType[] {
-    return batch;
+    return overWebSocket(batch);
   }
 
   @Subscription(() => [AppointmentChangeType], {
@@ -41,6 +48,6 @@ export class LiveResolver {
     @Root() batch: AppointmentChangeView[],
     @Arg('providerReference', () => String) _providerReference: string,
   ): AppointmentChangeType[] {
-    return batch;
+    return overWebSocket(batch);
   }
 }
