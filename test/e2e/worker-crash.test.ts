@@ -1,6 +1,6 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { TEST_DATABASE_URL } from '../support/env.js';
 import { startTestApp, type TestApp } from '../support/harness.js';
+import { isolatedDatabase } from '../support/isolated-database.js';
 import { bookSlot, type MailFixture, setupMailProvider } from '../support/mail-fixtures.js';
 import { sql } from '../support/scheduling-fixtures.js';
 import { type SmtpSink, startSmtpSink } from '../support/smtp-sink.js';
@@ -15,10 +15,11 @@ describe('worker processes: SIGKILL mid-burst, graceful SIGTERM, several at once
   let app: TestApp;
   let sink: SmtpSink;
   const running: WorkerProcess[] = [];
+  let db: Awaited<ReturnType<typeof isolatedDatabase>>;
 
   const startWorker = async () => {
     const worker = await startWorkerProcess({
-      DATABASE_URL: TEST_DATABASE_URL,
+      DATABASE_URL: db.url,
       REDIS_URL: app.config.redisUrl,
       SMTP_URL: sink.url,
       QUEUE_PREFIX: app.config.queuePrefix,
@@ -96,6 +97,11 @@ describe('worker processes: SIGKILL mid-burst, graceful SIGTERM, several at once
     expect(new Set(sink.to(f.providerEmail!).filter((m) => m.template === 'provider-booking-notification').map((m) => m.messageId)).size).toBe(emails.length);
     // Handed to SMTP twice: only mails whose send the kill interrupted (their record shows the second attempt).
     const repeated = [...byId.entries()].filter(([, copies]) => copies.length > 1);
+    if (process.env.DEBUG_DUPES) {
+      console.log('REPEATED', repeated.map(([id, c]) => [id, c.length]));
+      console.log(await sql(app, 'select id, status, attempts, last_error, updated_at from mail_delivery order by id'));
+      for (const w of running) console.log('WORKER', w.pid, w.output().split('\n').filter((l) => !l.includes('"info"')).join('\n'));
+    }
     expect(repeated.length, `mails sent twice: ${repeated.map(([id]) => id).join(', ')}`).toBeLessThanOrEqual(options.interruptedSends ?? 0);
     for (const [messageId, copies] of repeated) {
       expect(copies).toHaveLength(2);
@@ -108,7 +114,8 @@ describe('worker processes: SIGKILL mid-burst, graceful SIGTERM, several at once
 
   beforeAll(async () => {
     sink = await startSmtpSink();
-    app = await startTestApp({ config: { smtpUrl: sink.url } });
+    db = await isolatedDatabase('worker_crash');
+    app = await startTestApp({ config: { smtpUrl: sink.url, databaseUrl: db.url } });
   });
   afterEach(async () => {
     for (const worker of running.splice(0)) {
@@ -120,6 +127,7 @@ describe('worker processes: SIGKILL mid-burst, graceful SIGTERM, several at once
   afterAll(async () => {
     await app?.close();
     await sink?.close();
+    await db?.drop();
   });
 
   it('SIGKILL in the middle of a burst, restart: every e-mail arrives exactly once', { timeout: 180_000 }, async () => {

@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { QUEUES } from '../../services/kernel/jobs.js';
 import { expireHold } from '../../services/participations/hold.service.js';
 import { startTestApp, type TestApp } from '../support/harness.js';
+import { isolatedDatabase } from '../support/isolated-database.js';
 import { apiClient } from '../support/http.js';
 import { bookSlot, type MailFixture, setupMailProvider } from '../support/mail-fixtures.js';
 import { enc } from '../support/offerings-fixtures.js';
@@ -47,9 +48,11 @@ describe('hold expiry by the delayed job (hold shortened to 1.5 s)', () => {
   let app: TestApp;
   let subscriber: Redis;
   const heard: { appointmentId?: string; capacityLeft?: number }[] = [];
+  let db: Awaited<ReturnType<typeof isolatedDatabase>>;
   beforeAll(async () => {
+    db = await isolatedDatabase('hold_job');
     // The sweep is far off, so only the delayed job can remove the hold.
-    app = await startTestApp({ config: { holdMs: HOLD_MS }, worker: { relayPollMs: 200, sweepMs: 10 * 60_000 } });
+    app = await startTestApp({ config: { holdMs: HOLD_MS, databaseUrl: db.url }, worker: { relayPollMs: 200, sweepMs: 10 * 60_000 } });
     subscriber = new Redis(app.config.redisUrl);
     await subscriber.subscribe('capacity-changed');
     subscriber.on('message', (_channel, message) => heard.push(JSON.parse(message)));
@@ -57,6 +60,7 @@ describe('hold expiry by the delayed job (hold shortened to 1.5 s)', () => {
   afterAll(async () => {
     subscriber?.disconnect();
     await app?.close();
+    await db?.drop();
   });
 
   it('removes an abandoned hold within a few seconds of its expiry and announces the freed place (outbox row and pub/sub)', async () => {
@@ -100,10 +104,15 @@ describe('hold expiry by the delayed job (hold shortened to 1.5 s)', () => {
 
 describe('the periodic sweep catches a hold whose job was lost', () => {
   let app: TestApp;
+  let db: Awaited<ReturnType<typeof isolatedDatabase>>;
   beforeAll(async () => {
-    app = await startTestApp({ config: { holdMs: HOLD_MS }, worker: { relayPollMs: 200, sweepMs: 500 } });
+    db = await isolatedDatabase('hold_sweep');
+    app = await startTestApp({ config: { holdMs: HOLD_MS, databaseUrl: db.url }, worker: { relayPollMs: 200, sweepMs: 500 } });
   });
-  afterAll(async () => app?.close());
+  afterAll(async () => {
+    await app?.close();
+    await db?.drop();
+  });
 
   it('removes the hold and announces the place although its BullMQ job is gone', async () => {
     const f = await setupMailProvider(app, { capacity: 2 });

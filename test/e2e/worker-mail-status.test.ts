@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLogger } from '../../services/kernel/logger.js';
 import { startTestApp, type TestApp } from '../support/harness.js';
+import { isolatedDatabase } from '../support/isolated-database.js';
 import { unique } from '../support/http.js';
 import { addParticipation, createAppointment, createCustomer, setupScheduling, type SchedulingFixture } from '../support/scheduling-fixtures.js';
 import { type SmtpSink, startSmtpSink } from '../support/smtp-sink.js';
@@ -23,6 +24,7 @@ describe('mail delivery status: retries, FAILED with reason, GraphQL mailDeliver
   let worker: RunningWorker | undefined;
   let f: SchedulingFixture;
   let appointmentReference: string;
+  let db: Awaited<ReturnType<typeof isolatedDatabase>>;
 
   const deliveries = async (reference: string, api = f.api): Promise<Delivery[]> => {
     const res = await api.graphql<{ mailDeliveries: Delivery[] }>(QUERY, { p: f.providerRef, r: reference });
@@ -48,7 +50,8 @@ describe('mail delivery status: retries, FAILED with reason, GraphQL mailDeliver
   beforeAll(async () => {
     sink = await startSmtpSink();
     // The worker is started by hand below, with a short retry policy.
-    app = await startTestApp({ config: { smtpUrl: sink.url } });
+    db = await isolatedDatabase('mail_status');
+    app = await startTestApp({ config: { smtpUrl: sink.url, databaseUrl: db.url } });
     f = await setupScheduling(app);
     appointmentReference = (await createAppointment(f, { capacity: 50 })).reference;
   });
@@ -56,6 +59,7 @@ describe('mail delivery status: retries, FAILED with reason, GraphQL mailDeliver
     await worker?.stop();
     await app?.close();
     await sink?.close();
+    await db?.drop();
   });
 
   it('a mail committed while no worker runs is PENDING, then SENT once a worker runs (SKIPPED when the address is gone meanwhile)', async () => {

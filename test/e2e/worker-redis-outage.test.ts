@@ -5,6 +5,7 @@ import { QUEUES } from '../../services/kernel/jobs.js';
 import { createLogger } from '../../services/kernel/logger.js';
 import { type RunningWorker, startWorker } from '../../worker/worker.js';
 import { startTestApp, type TestApp } from '../support/harness.js';
+import { isolatedDatabase } from '../support/isolated-database.js';
 import { bookSlot, setupMailProvider } from '../support/mail-fixtures.js';
 import { type RedisProcess, startRedisProcess } from '../support/redis-process.js';
 import { sql } from '../support/scheduling-fixtures.js';
@@ -21,12 +22,14 @@ describe('Redis outage while bookings commit', () => {
   let sink: SmtpSink;
   let subscriber: Redis;
   let worker: RunningWorker | undefined;
+  let db: Awaited<ReturnType<typeof isolatedDatabase>>;
   const heard: { appointmentId?: string }[] = [];
 
   beforeAll(async () => {
     redis = await startRedisProcess();
     sink = await startSmtpSink();
-    app = await startTestApp({ config: { smtpUrl: sink.url, redisUrl: redis.url } });
+    db = await isolatedDatabase('redis_outage');
+    app = await startTestApp({ config: { smtpUrl: sink.url, redisUrl: redis.url, databaseUrl: db.url } });
     // Short sweeps, so mails whose queued jobs died with Redis are found again within seconds.
     worker = await startWorker({ config: app.config, orm: app.orm, clock: app.clock, logger: createLogger('silent'), relayPollMs: 200, sweepMs: 500, mailStaleMs: 2000 });
     subscriber = new Redis(redis.url, { maxRetriesPerRequest: null });
@@ -40,6 +43,7 @@ describe('Redis outage while bookings commit', () => {
     await app?.close();
     await sink?.close();
     await redis?.stop('SIGTERM');
+    await db?.drop();
   });
 
   it('delays the e-mails and capacity events of bookings made during the outage and loses none', { timeout: 120_000 }, async () => {
@@ -80,6 +84,8 @@ describe('Redis outage while bookings commit', () => {
     // Pause the mail queue so the jobs wait in Redis, then let Redis lose them (and the pause).
     const connection = new Redis(redis.url, { maxRetriesPerRequest: null });
     const mailQueue = new Queue(QUEUES.mail, { connection, prefix: app.config.queuePrefix });
+    mailQueue.on('error', () => undefined);
+    connection.on('error', () => undefined);
     try {
       await mailQueue.pause();
       const { email, participationId } = await bookSlot(app, f, 0);

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../support/harness.js';
+import { isolatedDatabase } from '../support/isolated-database.js';
 import { apiClient } from '../support/http.js';
 import { bookSlot, expectNoIcs, icsOf, MAIL_ADDRESS, setupMailProvider } from '../support/mail-fixtures.js';
 import { type SmtpSink, startSmtpSink } from '../support/smtp-sink.js';
@@ -26,13 +27,16 @@ const compact = (iso: string, timeZone: string): string => {
 describe('e-mails of the public booking flow', () => {
   let app: TestApp;
   let sink: SmtpSink;
+  let db: Awaited<ReturnType<typeof isolatedDatabase>>;
   beforeAll(async () => {
     sink = await startSmtpSink();
-    app = await startTestApp({ config: { smtpUrl: sink.url }, worker: { relayPollMs: 200 } });
+    db = await isolatedDatabase('mail_flow');
+    app = await startTestApp({ config: { smtpUrl: sink.url, databaseUrl: db.url }, worker: { relayPollMs: 200 } });
   });
   afterAll(async () => {
     await app?.close();
     await sink?.close();
+    await db?.drop();
   });
 
   it('IMMEDIATE: the consumer gets a confirmation (locale en) with cancel link and an .ics REQUEST, the provider a notification in its language', async () => {

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../support/harness.js';
+import { isolatedDatabase } from '../support/isolated-database.js';
 import { unique } from '../support/http.js';
 import { bookSlot, expectNoIcs, icsOf, setupMailProvider } from '../support/mail-fixtures.js';
 import { enc } from '../support/offerings-fixtures.js';
@@ -24,13 +25,16 @@ async function settled(app: TestApp): Promise<void> {
 describe('e-mails of CRM operations', () => {
   let app: TestApp;
   let sink: SmtpSink;
+  let db: Awaited<ReturnType<typeof isolatedDatabase>>;
   beforeAll(async () => {
     sink = await startSmtpSink();
-    app = await startTestApp({ config: { smtpUrl: sink.url }, worker: { relayPollMs: 200 } });
+    db = await isolatedDatabase('mail_crm');
+    app = await startTestApp({ config: { smtpUrl: sink.url, databaseUrl: db.url }, worker: { relayPollMs: 200 } });
   });
   afterAll(async () => {
     await app?.close();
     await sink?.close();
+    await db?.drop();
   });
 
   it('REQUESTED -> BOOKED: request-received, then participation-booked (customer language en) with the CRM message and .ics, no cancel link', async () => {
