@@ -173,8 +173,9 @@ export function slotsOfTimeslotEvent(event: TimeslotCapacityEvent, options: Expa
   const busy = appointments.filter((a) => a.active).map((a) => ({ start: a.start, end: a.end }));
   const room = { timeslot: { start: event.start, end: event.end }, busy };
   const states: SlotState[] = [];
+  const ownByStart = new Map(appointments.filter((a) => a.timeslotId === event.timeslotId).map((a) => [Date.parse(a.start), a]));
   for (const slot of slots) {
-    const own = appointments.find((a) => a.timeslotId === event.timeslotId && Date.parse(a.start) === slot.start.getTime());
+    const own = ownByStart.get(slot.start.getTime());
     if (own) {
       states.push({
         resourceId: event.resourceId,

@@ -9,9 +9,10 @@ import type { BookingChannelSetting } from '../resources/booking-channel-setting
 import { channelOffersProduct, channelSettingsOf, type EffectiveChannel, effectiveChannel, parseChannelKey } from '../resources/booking-channel.service.js';
 import type { Product } from '../products/product.entity.js';
 import type { Resource } from '../resources/resource.entity.js';
-import { keepsLeadAndFollowUp } from '../timeslots/slot-grid.js';
+import { type Interval, keepsLeadAndFollowUp } from '../timeslots/slot-grid.js';
 import {
   type BookableKind,
+  type CapacityEvent,
   type IsoInterval,
   readCapacityEvent,
   type SlotState,
@@ -113,8 +114,27 @@ export async function openCapacityFeed(ctx: Context, raw: unknown): Promise<Capa
   };
 }
 
+/**
+ * Work shared by every subscription of a gateway that sees the same published
+ * payload (the Redis event target parses it once and hands the same object
+ * to each): the parsed event and its expansion per window. Keyed weakly by
+ * the payload, so it lives only as long as the message is being delivered.
+ */
+const parsedPayloads = new WeakMap<object, { event: CapacityEvent | undefined; expansions: Map<string, SlotState[] | null> }>();
+
+function parsedOnce(payload: unknown) {
+  if (!payload || typeof payload !== 'object') return { event: readCapacityEvent(payload), expansions: new Map<string, SlotState[] | null>() };
+  let parsed = parsedPayloads.get(payload);
+  if (!parsed) {
+    parsed = { event: readCapacityEvent(payload), expansions: new Map() };
+    parsedPayloads.set(payload, parsed);
+  }
+  return parsed;
+}
+
 function viewsOf(watched: Map<string, WatchedResource>, payload: unknown, window: { now: Date; from: Date | null; to: Date | null }): LiveItem<CapacityChangeView>[] {
-  const event = readCapacityEvent(payload);
+  const parsed = parsedOnce(payload);
+  const event = parsed.event;
   const target = event && watched.get(event.resourceId);
   if (!event || !target) return [];
   if (event.scope === 'slot') {
@@ -123,7 +143,10 @@ function viewsOf(watched: Map<string, WatchedResource>, payload: unknown, window
     const view = toView(target, event);
     return view ? [{ key: slotKey(event.resourceId, event.start, event.end), version: event.version, value: view }] : [];
   }
-  const slots = slotsOfTimeslotEvent(event, { ...window, limit: EXPANDED_SLOTS_MAX });
+  // Subscriptions with the same window share one expansion (cut with the first one's "now", microseconds apart).
+  const windowKey = `${window.from?.getTime() ?? ''}|${window.to?.getTime() ?? ''}`;
+  if (!parsed.expansions.has(windowKey)) parsed.expansions.set(windowKey, slotsOfTimeslotEvent(event, { ...window, limit: EXPANDED_SLOTS_MAX }));
+  const slots = parsed.expansions.get(windowKey)!;
   if (slots === null) return refetchNotice(target, event, window);
   return slots.flatMap((slot) => {
     const view = toView(target, slot);
@@ -147,10 +170,8 @@ function toView(target: WatchedResource, slot: SlotState): CapacityChangeView | 
     const interval = { start: new Date(slot.start), end: new Date(slot.end) };
     const sized = target.offered.filter((p) => fitsRaster(p as Product, (interval.end.getTime() - interval.start.getTime()) / 60_000));
     if (!sized.length) return null;
-    const room = slot.room;
-    const fitting = room
-      ? sized.filter((p) => keepsLeadAndFollowUp(interval, p.leadTimeMinutes, p.followUpTimeMinutes, room.busy.map(toInterval), toInterval(room.timeslot)))
-      : sized;
+    const room = slot.room && roomOf(slot.room);
+    const fitting = room ? sized.filter((p) => keepsLeadAndFollowUp(interval, p.leadTimeMinutes, p.followUpTimeMinutes, room.busy, room.timeslot)) : sized;
     productId = fitting.length === 1 ? fitting[0]!.id : null;
     if (!fitting.length) capacityLeft = 0;
   }
@@ -168,7 +189,18 @@ function toView(target: WatchedResource, slot: SlotState): CapacityChangeView | 
   };
 }
 
-const toInterval = (value: IsoInterval) => ({ start: new Date(value.start), end: new Date(value.end) });
+const toInterval = (value: IsoInterval): Interval => ({ start: new Date(value.start), end: new Date(value.end) });
+
+/** The slots of one expansion share one `room` object: convert its intervals once. */
+const rooms = new WeakMap<NonNullable<SlotState['room']>, { timeslot: Interval; busy: Interval[] }>();
+function roomOf(room: NonNullable<SlotState['room']>) {
+  let converted = rooms.get(room);
+  if (!converted) {
+    converted = { timeslot: toInterval(room.timeslot), busy: room.busy.map(toInterval) };
+    rooms.set(room, converted);
+  }
+  return converted;
+}
 
 /** One event for a timeslot change too large to list slot by slot: the client refetches [start, end). */
 function refetchNotice(target: WatchedResource, event: TimeslotCapacityEvent, window: { now: Date; from: Date | null; to: Date | null }): LiveItem<CapacityChangeView>[] {

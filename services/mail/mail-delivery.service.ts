@@ -66,6 +66,11 @@ export async function recordDelivery(ctx: Context, update: DeliveryUpdate): Prom
   return update.status === 'SENDING' && rows[0]!.previous === 'SENDING' ? 'taken-over' : 'recorded';
 }
 
+/** Takes back the SENT of `handOver` when the server refused the finished message after all. */
+export async function revertSent(ctx: Context, id: string, status: 'RETRYING' | 'FAILED', lastError: string): Promise<void> {
+  await ctx.em.execute(`update mail_delivery set status = ?, last_error = ?, message_id = null, updated_at = now() where id = ? and status = 'SENT'`, [status, lastError, id]);
+}
+
 /** Marks a mail FAILED with its reason unless it was sent meanwhile (a job BullMQ gave up on, or whose job was lost). */
 export async function markMailFailed(ctx: Context, update: Omit<DeliveryUpdate, 'status'> & { lastError: string }): Promise<void> {
   await recordDelivery(ctx, { ...update, status: 'FAILED' });

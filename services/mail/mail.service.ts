@@ -1,7 +1,7 @@
 import type { Context } from '../kernel/context.js';
 import type { MailJob } from '../kernel/jobs.js';
 import { MailDelivery } from './mail-delivery.entity.js';
-import { recordDelivery } from './mail-delivery.service.js';
+import { recordDelivery, revertSent } from './mail-delivery.service.js';
 import { isPermanentMailError, type MailTransport } from './mail-transport.js';
 import { renderMail, UnknownTemplateError } from './templates/render.js';
 
@@ -17,13 +17,18 @@ export interface MailAttempt {
 }
 
 /**
- * Renders and sends the mail an outbox row asked for. The mail_delivery row
- * (keyed by the outbox id) makes a job that runs again send nothing once the
- * mail is SENT or SKIPPED. An attempt is marked SENDING before the SMTP
- * exchange, so an attempt that died in it is visible; the next attempt sends
- * again with the same Message-ID (the one case in which a receiver can get a
- * mail twice: the worker died after the server accepted it and before the
- * row said SENT).
+ * Renders and sends the mail an outbox row asked for, at most once: the
+ * mail_delivery row (keyed by the outbox id) is SENDING while an attempt
+ * transfers the message and becomes SENT in the instant before the transport
+ * completes it (SMTP: before the final "." of DATA), so
+ * - a job that runs again finds SENT (or SKIPPED) and sends nothing;
+ * - an attempt that died while SENDING never completed its message (the
+ *   server discards an unfinished DATA), so the next attempt sends it once;
+ * - two attempts at once (a job whose lock was lost) cannot both complete:
+ *   the second finds SENT at its hand-over and aborts.
+ * Left open: a crash in the microseconds between the SENT commit and the
+ * "." (the mail is recorded SENT but lost), and a refusal of the finished
+ * message that arrives after a crash.
  */
 export async function deliverMail(ctx: Context, transport: MailTransport, outboxId: string, job: MailJob, attempt: MailAttempt): Promise<'sent' | 'skipped'> {
   const base = { id: outboxId, template: job.template, participationId: job.params.participationId ?? null };
@@ -50,29 +55,49 @@ export async function deliverMail(ctx: Context, transport: MailTransport, outbox
   const claim = await recordDelivery(ctx, { ...base, recipient, status: 'SENDING', startsAttempt: true });
   if (claim === 'unchanged') return 'skipped';
   if (claim === 'taken-over') {
-    ctx.logger.warn('an earlier attempt of this mail stopped while sending; sending it again with the same Message-ID', { outboxId, template: job.template });
+    // SENDING means the mail was not handed over (see below), so sending it now cannot double it.
+    ctx.logger.info('an earlier attempt of this mail stopped before handing it over; sending it now', { outboxId, template: job.template });
   }
 
-  let messageId: string;
+  const messageId = `<mail-${outboxId}@booking.localhost>`;
+  let handedOver = false;
+  let doneElsewhere = false;
+  // Recorded SENT right before the transport completes the delivery (the final "." of SMTP DATA):
+  // a crash before it leaves an unfinished message the server discards; one after it, a sent mail.
+  const handOver = async () => {
+    if ((await recordDelivery(ctx, { ...base, recipient, status: 'SENT', messageId, lastError: null })) === 'unchanged') {
+      doneElsewhere = true;
+      throw new Error('the mail was completed by another attempt');
+    }
+    handedOver = true;
+  };
   try {
-    ({ messageId } = await transport.send({
-      from: ctx.config.mailFrom,
-      to: rendered.to,
-      subject: rendered.subject,
-      text: rendered.text,
-      html: rendered.html,
-      attachments: rendered.attachments,
-      messageId: `<mail-${outboxId}@booking.localhost>`,
-      headers: { 'X-Booking-Template': job.template },
-    }));
+    await transport.send(
+      {
+        from: ctx.config.mailFrom,
+        to: rendered.to,
+        subject: rendered.subject,
+        text: rendered.text,
+        html: rendered.html,
+        attachments: rendered.attachments,
+        messageId,
+        headers: { 'X-Booking-Template': job.template },
+      },
+      handOver,
+    );
   } catch (error) {
+    if (doneElsewhere) return 'skipped';
     const permanent = isPermanentMailError(error);
     const reason = scrub(messageOf(error));
-    await recordDelivery(ctx, { ...base, recipient, status: permanent || attempt.last ? 'FAILED' : 'RETRYING', lastError: reason });
+    const status = permanent || attempt.last ? 'FAILED' : 'RETRYING';
+    // Refused after the hand-over (the server's answer to "."): the mail is not sent after all.
+    if (handedOver) await revertSent(ctx, outboxId, status, reason);
+    else await recordDelivery(ctx, { ...base, recipient, status, lastError: reason });
     throw permanent ? new PermanentMailError(reason) : error;
   }
-  // The mail is out: failing now would send it again, so keep trying to record that for a while (PostgreSQL may blink).
-  await persistently(() => recordDelivery(ctx, { ...base, recipient, status: 'SENT', messageId, lastError: null }));
+  // A transport without a completing step (tests' capturing transports) did not call handOver: record now,
+  // and keep trying for a while, since failing here would send the mail again.
+  if (!handedOver) await persistently(() => recordDelivery(ctx, { ...base, recipient, status: 'SENT', messageId, lastError: null }));
   return 'sent';
 }
 

@@ -181,10 +181,10 @@ describe('live capacity: every path that changes capacity publishes', () => {
       const after = mine.received.length;
       const res = await own.api.delete(`${providerPath(own)}/resources/${enc(own.resourceRef)}?ignoreFutureAppointments=true`);
       expect(res.status).toBeLessThan(300);
-      const lot = await mine.waitFor((item) => item.appointment_uuid === held.item.appointment_uuid, { after });
+      const lot = await mine.waitFor((item) => item.appointment_uuid === held.item.appointment_uuid && item.capacity_left === 0, { after });
       expect(lot.item.capacity_left).toBe(0);
       const second = new Date(Date.parse(own.slot.from) + 30 * 60_000).toISOString();
-      const bookable = await mine.waitFor((item) => at(item, second), { after });
+      const bookable = await mine.waitFor((item) => at(item, second) && item.capacity_left === 0, { after });
       expect(bookable.item).toMatchObject({ kind: 'models.Bookable', capacity_left: 0 });
     } finally {
       await mine.close();

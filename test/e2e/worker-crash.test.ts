@@ -54,18 +54,10 @@ describe('worker processes: SIGKILL mid-burst, graceful SIGTERM, several at once
     return emails;
   };
 
-  /**
-   * Waits for every expected mail and lets the workers settle, then checks:
-   * each mail (Message-ID) arrived, none is missing or extra, and no mail was
-   * handed to SMTP twice — except, with `interruptedSends`, a mail whose SMTP
-   * exchange the SIGKILL cut off: the server may have taken it before the
-   * worker could record it, so the next attempt sends it again, with the
-   * same Message-ID (a receiving mailbox shows it once).
-   */
-  const expectExactlyOnce = async (f: MailFixture, emails: string[], options: { interruptedSends?: number } = {}) => {
+  /** Waits for every expected mail and lets the workers settle, then checks that none is missing and none arrived twice. */
+  const expectExactlyOnce = async (f: MailFixture, emails: string[]) => {
     const ours = () => sink.messages.filter((m) => m.to.some((to) => to === f.providerEmail!.toLowerCase() || emails.includes(to)));
-    const distinct = () => new Set(ours().map((m) => m.messageId)).size;
-    await sink.waitFor(() => distinct() >= emails.length * 2, 90_000, `${emails.length * 2} mails`);
+    await sink.waitFor(() => ours().length >= emails.length * 2, 90_000, `${emails.length * 2} mails`);
     // Settled: no mail of this provider's participations is still on its way.
     await expect
       .poll(
@@ -86,30 +78,11 @@ describe('worker processes: SIGKILL mid-burst, graceful SIGTERM, several at once
       .toBe('0');
     await new Promise((resolve) => setTimeout(resolve, 1000));
     const mails = ours();
-    const byId = new Map<string, typeof mails>();
-    for (const mail of mails) byId.set(mail.messageId, [...(byId.get(mail.messageId) ?? []), mail]);
-    // Every mail arrived, as the one mail it is.
-    expect(byId.size).toBe(emails.length * 2);
-    for (const email of emails) {
-      expect(new Set(sink.to(email).map((m) => `${m.template} ${m.messageId}`)).size).toBe(1);
-      expect(sink.to(email)[0]!.template).toBe('booking-confirmation');
-    }
-    expect(new Set(sink.to(f.providerEmail!).filter((m) => m.template === 'provider-booking-notification').map((m) => m.messageId)).size).toBe(emails.length);
-    // Handed to SMTP twice: only mails whose send the kill interrupted (their record shows the second attempt).
-    const repeated = [...byId.entries()].filter(([, copies]) => copies.length > 1);
-    if (process.env.DEBUG_DUPES) {
-      console.log('REPEATED', repeated.map(([id, c]) => [id, c.length]));
-      console.log(await sql(app, 'select id, status, attempts, last_error, updated_at from mail_delivery order by id'));
-      for (const w of running) console.log('WORKER', w.pid, w.output().split('\n').filter((l) => !l.includes('"info"')).join('\n'));
-    }
-    expect(repeated.length, `mails sent twice: ${repeated.map(([id]) => id).join(', ')}`).toBeLessThanOrEqual(options.interruptedSends ?? 0);
-    for (const [messageId, copies] of repeated) {
-      expect(copies).toHaveLength(2);
-      const outboxId = /<mail-(\d+)@/.exec(messageId)![1]!;
-      const [record] = await sql<{ attempts: number }>(app, 'select attempts from mail_delivery where id = ?', [outboxId]);
-      expect(record!.attempts).toBeGreaterThanOrEqual(2);
-    }
-    return { repeated: repeated.length };
+    const ids = mails.map((m) => m.messageId);
+    expect(ids.filter((id, i) => ids.indexOf(id) !== i), 'mails that arrived twice').toEqual([]);
+    expect(mails).toHaveLength(emails.length * 2);
+    for (const email of emails) expect(sink.to(email).map((m) => m.template)).toEqual(['booking-confirmation']);
+    expect(sink.to(f.providerEmail!).filter((m) => m.template === 'provider-booking-notification')).toHaveLength(emails.length);
   };
 
   beforeAll(async () => {
@@ -144,11 +117,9 @@ describe('worker processes: SIGKILL mid-burst, graceful SIGTERM, several at once
     });
     expect(killedAfter).toBeGreaterThan(0);
     // Bookings went on while no worker ran: their mails wait in the outbox.
-    const second = await startWorker();
-    // At most the killed worker's mail concurrency (5) can have been cut off mid-send.
-    const { repeated } = await expectExactlyOnce(f, emails, { interruptedSends: 5 });
-    const resent = second.output().split('\n').filter((line) => line.includes('stopped while sending')).length;
-    expect(resent).toBeGreaterThanOrEqual(repeated);
+    // Mails whose SMTP exchange the kill cut off (typically 2-4 here) were never completed, so the new worker sends them once.
+    await startWorker();
+    await expectExactlyOnce(f, emails);
   });
 
   it('SIGTERM finishes the jobs in progress and exits 0; a new worker sends the rest, nothing twice', { timeout: 120_000 }, async () => {

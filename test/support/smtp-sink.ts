@@ -52,8 +52,12 @@ export async function startSmtpSink(port = 0): Promise<SmtpSink> {
       callback();
     },
     onData(stream, session, callback) {
+      // A client that goes away before the final "." leaves an unfinished message: like any MTA, keep nothing.
+      let aborted = false;
+      stream.once('error', () => (aborted = true));
       simpleParser(stream).then(
         (parsed) => {
+          if (aborted) return callback(new Error('message not received in full'));
           const header = parsed.headers.get('x-booking-template');
           messages.push({
             to: session.envelope.rcptTo.map((rcpt) => rcpt.address.toLowerCase()),
