@@ -16,12 +16,21 @@ export function holdExpiryProcessor(root: ContextRoot) {
   };
 }
 
-/** Expires every hold whose time is up, whether or not its job still exists. */
+/**
+ * Expires every hold whose time is up, whether or not its job still exists
+ * (e.g. Redis lost it). Each hold in its own transaction; one that fails is
+ * logged and left to the next sweep, the others still go.
+ */
 export async function sweepExpiredHolds(root: ContextRoot): Promise<number> {
   const ctx = createContext(root, { actor: { kind: 'system', name: 'hold-sweep' } });
   let removed = 0;
   for (const id of await findExpiredHolds(ctx)) {
-    if ((await expireHold(createContext(root, { actor: { kind: 'system', name: 'hold-sweep' } }), id)) === 'removed') removed++;
+    try {
+      if ((await expireHold(createContext(root, { actor: { kind: 'system', name: 'hold-sweep' } }), id)) === 'removed') removed++;
+    } catch (error) {
+      root.logger.warn('could not expire a hold', { participationId: id, error: error instanceof Error ? error.message : String(error) });
+    }
   }
+  if (removed) root.logger.info('sweep removed expired holds', { removed });
   return removed;
 }
