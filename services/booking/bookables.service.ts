@@ -79,7 +79,7 @@ export async function upcomingBookables(ctx: Context, ref: string, query: Bookab
 
   const now = ctx.clock.now();
   const horizon = new Date(now.getTime() + BOOKABLES_HORIZON_DAYS * 86_400_000);
-  const found = open.length ? await loadCalendar(scoped, open, now, horizon) : { timeslots: [], appointments: [] };
+  const found = open.length ? await loadCalendar(scoped, open, now, horizon) : { timeslots: [], appointments: [], closed: [] };
   const occupancy = await occupancyOf(scoped, found.appointments.map((a) => a.id));
   const entries: { resource: Resource; view: Omit<BookableView, 'formattedStart' | 'formattedEnd' | 'start' | 'end'>; slot: Interval }[] = [];
   const contactCache = new Map<string, BookableView['contact_channel']>();
@@ -96,7 +96,7 @@ export async function upcomingBookables(ctx: Context, ref: string, query: Bookab
     const contact = await contactOf(`r:${resource.id}`, { contactProfile: resource.contactProfile, contact: resource.contact });
 
     for (const timeslot of found.timeslots.filter((t) => t.resource.id === resource.id)) {
-      const taken = new Set(busy.filter((a) => a.timeslot?.id === timeslot.id).map((a) => a.start.getTime()));
+      const taken = new Set([...busy, ...found.closed].filter((a) => a.timeslot?.id === timeslot.id).map((a) => a.start.getTime()));
       const minutes = timeslot.raster;
       const sized = offered.filter((p) => fitsRaster(p, minutes));
       for (const slot of cutSlots(timeslot, { from: now, limit: BOOKABLES_MAX })) {
@@ -186,7 +186,15 @@ async function loadCalendar(ctx: Context, resources: Resource[], now: Date, hori
       { populate: ['product', 'timeslot', 'contact', 'contactProfile'], orderBy: { start: 'asc' } },
     ),
   ]);
-  return { timeslots, appointments };
+  // A cancelled appointment keeps its slot's (timeslot, start) key, so that slot stays closed to the public.
+  const closed = timeslots.length
+    ? await ctx.em.find(
+        Appointment,
+        { timeslot: { $in: timeslots.map((t) => t.id) }, $or: [{ state: 'CANCELLED' }, { archived: true }] },
+        { fields: ['id', 'timeslot', 'start'] },
+      )
+    : [];
+  return { timeslots, appointments, closed };
 }
 
 /** Whether a slot of `minutes` suits the product's minimum and maximum duration. */

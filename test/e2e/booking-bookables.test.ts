@@ -183,6 +183,19 @@ describe('booking flow: GET /resources/:ref/upcoming_bookables', () => {
       expect(starts).toEqual([slotOf(f, 1).from, slotOf(f, 2).from, slotOf(f, 3).from]);
     });
 
+    it('keeps a slot closed once the CRM cancelled the appointment made from it, as reserve does', async () => {
+      const f = await setupBookable(app, { capacity: 2 });
+      const hold = await reserve(pub, f);
+      expect(hold.status).toBe(200);
+      const appointments = await f.api.get(`${providerPath(f)}/appointments`);
+      const reference = appointments.body.find((a: { uuid: string }) => a.uuid === hold.body.participation.appointment_uuid).reference;
+      expect((await f.api.delete(`${providerPath(f)}/appointments`, { appointmentReference: reference })).status).toBe(200);
+
+      const starts = bookablesOf((await upcoming(pub, f.resourceUuid)).body).map((b) => new Date(b.start).toISOString());
+      expect(starts).not.toContain(f.slot.from);
+      expect((await reserve(pub, f)).status).toBe(412);
+    });
+
     it('lists an appointment the CRM opened for bookings as a models.LotAppointment without timeslot', async () => {
       const f = await setupBookable(app);
       const day = new Date(new Date(f.slot.from).getTime() + 2 * 86_400_000).toISOString().slice(0, 10);
