@@ -3,6 +3,7 @@ import type { MailTransport, OutgoingMail } from '../../services/mail/mail-trans
 import { setupProvider } from '../support/fixtures.js';
 import { startTestApp, type TestApp } from '../support/harness.js';
 import { unique } from '../support/http.js';
+import { isolatedDatabase } from '../support/isolated-database.js';
 import { enc } from '../support/offerings-fixtures.js';
 import {
   addParticipation,
@@ -49,11 +50,17 @@ describe('scheduling: customers (REST)', () => {
   let app: TestApp;
   let f: SchedulingFixture;
 
+  let database: Awaited<ReturnType<typeof isolatedDatabase>>;
   beforeAll(async () => {
-    app = await startTestApp();
+    // Its own database: the erasure test later runs a worker, which relays every pending outbox row of the database.
+    database = await isolatedDatabase(unique('customers'));
+    app = await startTestApp({ config: { databaseUrl: database.url } });
     f = await setupScheduling(app);
   });
-  afterAll(async () => app?.close());
+  afterAll(async () => {
+    await app?.close();
+    await database?.drop();
+  });
 
   const path = (reference: string) => `${f.base}/customers/${enc(reference)}`;
   const body = (overrides: Record<string, unknown> = {}) => ({
@@ -296,7 +303,7 @@ describe('scheduling: customers (REST)', () => {
       },
       close() {},
     };
-    const worker = await startTestApp({ worker: { transport, relayPollMs: 200 } });
+    const worker = await startTestApp({ config: { databaseUrl: app.config.databaseUrl }, worker: { transport, relayPollMs: 200 } });
     try {
       const [{ last }] = await sql<{ last: string }>(app, 'select max(id) as last from outbox_message');
       await waitFor(async () => {

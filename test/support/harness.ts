@@ -1,4 +1,6 @@
 import 'reflect-metadata';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import type { Redis } from 'ioredis';
 import { createGateway, type Gateway } from '../../schema/app.js';
 import { createCrm } from '../../services/crm/crm.service.js';
@@ -11,6 +13,7 @@ import { createRedis } from '../../services/kernel/redis.js';
 import type { MailTransport } from '../../services/mail/mail-transport.js';
 import { type RunningWorker, startWorker } from '../../worker/worker.js';
 import { TEST_DATABASE_URL, TEST_REDIS_URL } from './env.js';
+import { isolatedDatabase } from './isolated-database.js';
 import { apiClient, type ApiClient, unique } from './http.js';
 
 export interface TestApp {
@@ -37,8 +40,16 @@ export interface TestAppOptions {
 
 /** Starts a real gateway (and optionally the worker) on a free port against the test database and Redis. */
 export async function startTestApp(options: TestAppOptions = {}): Promise<TestApp> {
+  // A worker relays every pending outbox row of its database, so an app with a worker gets a database of its own.
+  const isolated = options.worker && !options.config?.databaseUrl ? await isolatedDatabase(unique('w')) : undefined;
   const config = loadConfig(
-    { DATABASE_URL: TEST_DATABASE_URL, REDIS_URL: TEST_REDIS_URL, LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent', QUEUE_PREFIX: unique('test') },
+    {
+      DATABASE_URL: isolated?.url ?? TEST_DATABASE_URL,
+      REDIS_URL: TEST_REDIS_URL,
+      LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
+      QUEUE_PREFIX: unique('test'),
+      MAIL_DIR: join(tmpdir(), 'booking-test-mail'),
+    },
     options.config,
   );
   const orm = await initOrm(config.databaseUrl, { pool: { min: 0, max: 20 } });
@@ -70,6 +81,7 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
       await gateway.close();
       redis.disconnect();
       await orm.close(true);
+      await isolated?.drop();
     },
   };
 }

@@ -1,15 +1,10 @@
-import { type ChildProcess, spawn } from 'node:child_process';
-import { createServer } from 'node:net';
-import { fileURLToPath } from 'node:url';
+import { type ChildGateway, startChildGateway as startGatewayProcess } from './child-gateway.js';
 import { type Client, createClient } from 'graphql-ws';
 import type { Redis } from 'ioredis';
 import WebSocket from 'ws';
-import { TEST_DATABASE_URL, TEST_REDIS_URL } from './env.js';
 import type { TestApp } from './harness.js';
 import type { ApiClient } from './http.js';
 
-const ROOT = fileURLToPath(new URL('../..', import.meta.url));
-const TSX = fileURLToPath(new URL('../../node_modules/tsx/dist/cli.mjs', import.meta.url));
 
 export const CAPACITY_SUBSCRIPTION = `subscription ($refs: [String!]!, $from: String, $to: String, $channelKey: String) {
   capacityChanged(refs: $refs, from: $from, to: $to, channelKey: $channelKey) {
@@ -195,75 +190,19 @@ async function untilReceived(sub: LiveSubscription<any>, publish: () => Promise<
   throw new Error('the subscription never became live');
 }
 
-/** A free TCP port on 127.0.0.1. */
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() => resolve(typeof address === 'object' && address ? address.port : 0));
-    });
-  });
-}
-
-export interface ChildGateway {
-  baseUrl: string;
-  process: ChildProcess;
-  stop(): Promise<void>;
-}
+export type { ChildGateway } from './child-gateway.js';
 
 /**
- * Runs a second gateway as a child process (`tsx schema/gateway.ts`) on the
- * test database and Redis, with the harness app's queue prefix, and waits
- * until it answers /healthz.
+ * Runs a second gateway as a child process on the harness app's database,
+ * queue prefix and link secret (see child-gateway.ts).
  */
-export async function startChildGateway(app: TestApp, env: Record<string, string> = {}): Promise<ChildGateway> {
-  const port = await freePort();
-  const child = spawn(process.execPath, [TSX, 'schema/gateway.ts'], {
-    cwd: ROOT,
-    env: {
-      ...process.env,
-      DATABASE_URL: TEST_DATABASE_URL,
-      REDIS_URL: TEST_REDIS_URL,
-      PORT: String(port),
-      QUEUE_PREFIX: app.config.queuePrefix,
-      LINK_SIGNING_SECRET: app.config.linkSigningSecret,
-      LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'warn',
-      ...env,
-    },
-    stdio: ['ignore', 'pipe', 'pipe'],
+export function startChildGateway(app: TestApp, env: Record<string, string> = {}): Promise<ChildGateway> {
+  return startGatewayProcess({
+    DATABASE_URL: app.config.databaseUrl,
+    QUEUE_PREFIX: app.config.queuePrefix,
+    LINK_SIGNING_SECRET: app.config.linkSigningSecret,
+    ...env,
   });
-  let output = '';
-  child.stdout!.on('data', (chunk) => (output += chunk));
-  child.stderr!.on('data', (chunk) => (output += chunk));
-  const baseUrl = `http://127.0.0.1:${port}`;
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  const deadline = Date.now() + 30_000;
-  for (;;) {
-    if (child.exitCode !== null) throw new Error(`child gateway exited (${child.exitCode}):\n${output}`);
-    try {
-      if ((await fetch(`${baseUrl}/healthz`)).status === 200) break;
-    } catch {
-      // Not listening yet.
-    }
-    if (Date.now() > deadline) {
-      child.kill('SIGKILL');
-      throw new Error(`child gateway did not start:\n${output}`);
-    }
-    await new Promise((resolve) => setTimeout(resolve, 200));
-  }
-  return {
-    baseUrl,
-    process: child,
-    async stop() {
-      if (child.exitCode !== null) return;
-      child.kill('SIGTERM');
-      const killer = setTimeout(() => child.kill('SIGKILL'), 10_000);
-      await exited;
-      clearTimeout(killer);
-    },
-  };
 }
 
 /**
