@@ -12,24 +12,13 @@ import {
   type SchedulingFixture,
   sql,
 } from '../support/scheduling-fixtures.js';
+import { REFUSED_TRANSITIONS, SPEC_TRANSITIONS } from '../support/spec-transitions.js';
 
 const API_INFO = { version: '1' };
 const STATES: ParticipationState[] = ['RESERVED', 'REQUESTED', 'BOOKED', 'CANCELED', 'DELETED'];
 
-/** The spec's table "States and transitions / Participation": from, to, e-mail sent, and the mail it sends. */
-const TABLE: [ParticipationState, ParticipationState, boolean][] = [
-  ['RESERVED', 'BOOKED', true],
-  ['REQUESTED', 'BOOKED', true],
-  ['REQUESTED', 'CANCELED', true],
-  ['BOOKED', 'CANCELED', true],
-  ['RESERVED', 'CANCELED', false],
-  ['DELETED', 'CANCELED', false],
-  ['BOOKED', 'DELETED', false],
-];
 const TEMPLATE_OF: Partial<Record<ParticipationState, string>> = { BOOKED: 'participation-booked', CANCELED: 'participation-canceled' };
-const REFUSED = STATES.flatMap((from) => STATES.map((to) => [from, to] as const)).filter(
-  ([from, to]) => from !== to && !TABLE.some(([f, t]) => f === from && t === to),
-);
+const REFUSED = REFUSED_TRANSITIONS;
 
 describe('scheduling: participations (REST)', () => {
   let app: TestApp;
@@ -252,7 +241,7 @@ describe('scheduling: participations (REST)', () => {
       return created.reference;
     };
 
-    it.each(TABLE)('%s -> %s is allowed (200); e-mail: %s', async (from, to, mails) => {
+    it.each(SPEC_TRANSITIONS)('%s -> %s is allowed (200); e-mail: %s', async (from, to, mails) => {
       const reference = await participationIn(from);
       const res = await update(reference, { state: to, message: `moved to ${to}` });
       expect(res.status).toBe(200);
@@ -268,7 +257,7 @@ describe('scheduling: participations (REST)', () => {
       }
     });
 
-    it.each(TABLE.filter(([, , mails]) => mails))('%s -> %s with sendMails=false changes the state and writes no mail', async (from, to) => {
+    it.each(SPEC_TRANSITIONS.filter(([, , mails]) => mails))('%s -> %s with sendMails=false changes the state and writes no mail', async (from, to) => {
       const reference = await participationIn(from);
       const res = await update(reference, { state: to }, '?sendMails=false');
       expect(res.status).toBe(200);

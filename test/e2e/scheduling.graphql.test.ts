@@ -13,6 +13,7 @@ import {
   type SchedulingFixture,
   sql,
 } from '../support/scheduling-fixtures.js';
+import { REFUSED_TRANSITIONS, SPEC_TRANSITIONS } from '../support/spec-transitions.js';
 
 const LOCATION = `address { __typename ... on Address { city zip street number countryCode } ... on TextLocation { text } }`;
 const PARTICIPATION = `reference appointmentReference customerReference state name email mobile note messages`;
@@ -21,19 +22,7 @@ const APPOINTMENT = `uuid reference start end capacity acceptBookings resourceRe
 const TIMESLOT = `uuid reference resourceReference start end raster defaultCapacity defaultAcceptBookings state ${LOCATION}`;
 const CUSTOMER = `customerReference providerReference userName email mobile note language`;
 
-const TABLE: [ParticipationState, ParticipationState, boolean][] = [
-  ['RESERVED', 'BOOKED', true],
-  ['REQUESTED', 'BOOKED', true],
-  ['REQUESTED', 'CANCELED', true],
-  ['BOOKED', 'CANCELED', true],
-  ['RESERVED', 'CANCELED', false],
-  ['DELETED', 'CANCELED', false],
-  ['BOOKED', 'DELETED', false],
-];
-const STATES: ParticipationState[] = ['RESERVED', 'REQUESTED', 'BOOKED', 'CANCELED', 'DELETED'];
-const REFUSED = STATES.flatMap((from) => STATES.map((to) => [from, to] as const)).filter(
-  ([from, to]) => from !== to && !TABLE.some(([f, t]) => f === from && t === to),
-);
+const REFUSED = REFUSED_TRANSITIONS;
 
 describe('scheduling: GraphQL', () => {
   let app: TestApp;
@@ -361,7 +350,7 @@ describe('scheduling: GraphQL', () => {
         return created.reference;
       };
 
-      it.each(TABLE)('%s -> %s is allowed; e-mail: %s (and none with sendMails=false)', async (from, to, mails) => {
+      it.each(SPEC_TRANSITIONS)('%s -> %s is allowed; e-mail: %s (and none with sendMails=false)', async (from, to, mails) => {
         const reference = await participationIn(from);
         const { data } = await gql(UPDATE_STATE, { p: f.providerRef, r: reference, s: to, m: 'note' });
         expect(data.updateParticipationState).toMatchObject({ reference, state: to, messages: ['note'] });
