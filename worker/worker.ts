@@ -4,6 +4,7 @@ import type { Clock } from '../services/kernel/clock.js';
 import type { Config } from '../services/kernel/config.js';
 import type { ContextRoot } from '../services/kernel/context.js';
 import { QUEUES } from '../services/kernel/jobs.js';
+import { OUTBOX_RETENTION_MS, pruneDispatchedOutbox } from '../services/outbox/outbox.service.js';
 import type { Logger } from '../services/kernel/logger.js';
 import type { Orm } from '../services/kernel/orm.js';
 import { createRedis } from '../services/kernel/redis.js';
@@ -82,6 +83,7 @@ export async function startWorker(deps: WorkerDeps): Promise<RunningWorker> {
       try {
         await sweepExpiredHolds(root);
         await recoverLostMails(root, queues[QUEUES.mail]!, mailStaleMs);
+        await pruneDispatchedOutbox(orm.em.fork(), new Date(deps.clock.now().getTime() - OUTBOX_RETENTION_MS));
       } catch (error) {
         logger.warn('sweep failed', { error: String(error) });
       } finally {

@@ -31,3 +31,21 @@ export async function notifyOutbox(em: EntityManager): Promise<void> {
   // outside the transaction (NOTIFY before commit, and a pool deadlock when every connection waits for one lock).
   await em.execute(`select pg_notify('${OUTBOX_CHANNEL}', '')`);
 }
+
+/** How long dispatched outbox rows are kept (for diagnosis) before the worker deletes them. */
+export const OUTBOX_RETENTION_MS = 7 * 24 * 3600_000;
+
+/** Deletes up to `limit` rows dispatched before `before` whose mail (if any) has reached its end; returns how many went. */
+export async function pruneDispatchedOutbox(em: EntityManager, before: Date, limit = 5000): Promise<number> {
+  const deleted = await em.execute<{ id: string }[]>(
+    `delete from outbox_message where id in (
+       select o.id from outbox_message o
+        where o.dispatched_at is not null and o.dispatched_at < ?
+          -- a mail still on its way may need its row to be queued again (lost-mail sweep)
+          and not exists (select 1 from mail_delivery d where d.id = o.id and d.status not in ('SENT', 'FAILED', 'SKIPPED'))
+        order by o.id limit ?
+     ) returning id`,
+    [before, limit],
+  );
+  return deleted.length;
+}
