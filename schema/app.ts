@@ -1,5 +1,5 @@
 import 'reflect-metadata';
-import { createServer, type Server } from 'node:http';
+import { createServer, type IncomingMessage, type Server } from 'node:http';
 import { ApolloServer } from '@apollo/server';
 import { ApolloServerPluginDrainHttpServer } from '@apollo/server/plugin/drainHttpServer';
 import { expressMiddleware } from '@as-integrations/express5';
@@ -110,7 +110,10 @@ export async function createGateway(deps: GatewayDeps): Promise<Gateway> {
     res.status(report.ok ? 200 : 503).json(report);
   });
 
-  app.use(express.json({ limit: '1mb', type: ['application/json', 'application/*+json'] }));
+  // Every body is read as JSON, also when a client forgets the Content-Type header (curl -d sends a form type).
+  // Multipart is not part of the API, and an empty body stays absent so the answer says "body is required".
+  const jsonBody = (req: IncomingMessage) => req.headers['content-length'] !== '0' && !/^multipart\//i.test(String(req.headers['content-type'] ?? ''));
+  app.use(express.json({ limit: '1mb', type: jsonBody }));
   app.use(bodyErrorHandler(root));
 
   app.use(
