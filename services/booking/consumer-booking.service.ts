@@ -79,17 +79,17 @@ export async function createAppointmentWithConsumer(
       hold = await tx.em.findOne(Participation, { id: hold.id, state: 'RESERVED' }, { refresh: true });
     }
     if (hold) {
-      if (appointment!.id !== input.timeslot_uuid && appointment!.timeslot?.id !== input.timeslot_uuid) {
+      if (appointment.id !== input.timeslot_uuid && appointment.timeslot?.id !== input.timeslot_uuid) {
         throw validationError('timeslot_uuid must name the reserved appointment or its timeslot');
       }
-      if (appointment!.start.getTime() !== from.getTime() || appointment!.end.getTime() !== to.getTime()) {
+      if (appointment.start.getTime() !== from.getTime() || appointment.end.getTime() !== to.getTime()) {
         throw validationError('start and end must be those of the reserved appointment');
       }
       // A hold does not outlive its appointment: once it is cancelled, archived or has begun, it cannot be completed.
-      if (appointment!.state !== 'ACTIVE' || appointment!.archived || appointment!.start <= tx.clock.now()) throw slotTaken();
+      if (appointment.state !== 'ACTIVE' || appointment.archived || appointment.start <= tx.clock.now()) throw slotTaken();
       const live = hold.expiresAt !== null && hold.expiresAt > tx.clock.now();
       // An expired hold no longer counts, so the place must still be free to complete it.
-      capacityLeft = (await placesLeft(tx, appointment!)) - (live ? 0 : 1);
+      capacityLeft = (await placesLeft(tx, appointment)) - (live ? 0 : 1);
       if (capacityLeft < 0) throw slotTaken();
     } else {
       const claim = await claimPlace(tx, { resources: scope.resources, channelOf: scope.channelOf, uuid: input.timeslot_uuid, from, to, product });
