@@ -119,6 +119,8 @@ export async function deleteCustomer(ctx: Context, providerReference: string, re
   await inTransaction(ctx, async (tx) => {
     const provider = await getProvider(tx, providerReference);
     const customer = await customerOrFail(tx, provider, reference);
+    // Held until commit: the mail worker shares this lock when it records a recipient (see recordDelivery).
+    await tx.em.execute('select 1 from customer where id = ? for update', [customer.id]);
     const now = tx.clock.now();
     const future = await tx.em.find(
       Participation,
