@@ -3,23 +3,11 @@ import { TOPICS } from '../kernel/jobs.js';
 import { resourceOpen, type SlotCapacityEvent } from '../live/capacity-event.js';
 import { eventVersion, versionOfAppointmentChange } from '../live/event-version.js';
 import { writeOutbox } from '../outbox/outbox.service.js';
-import { Participation } from '../participations/participation.entity.js';
 import type { Resource } from '../resources/resource.entity.js';
 import { announceTimeslotsAround } from '../timeslots/timeslot-events.js';
+import { capacityLeft } from './occupancy.js';
 import type { Timeslot } from '../timeslots/timeslot.entity.js';
 import type { Appointment } from './appointment.entity.js';
-
-/** Places still free in an appointment: capacity minus booked, requested and live (unexpired) holds. */
-export async function capacityLeft(ctx: Context, appointment: Appointment): Promise<number> {
-  const taken = await ctx.em.count(Participation, {
-    appointment,
-    $or: [
-      { state: { $in: ['REQUESTED', 'BOOKED'] } },
-      { state: 'RESERVED', expiresAt: { $gt: ctx.clock.now() } },
-    ],
-  });
-  return Math.max(0, appointment.capacity - taken);
-}
 
 /**
  * Whether `upcoming_bookables` lists the appointment as a LotAppointment

@@ -10,8 +10,8 @@ import type { Resource } from '../resources/resource.entity.js';
 import { cutSlots, type Interval, keepsLeadAndFollowUp } from '../timeslots/slot-grid.js';
 import { Timeslot } from '../timeslots/timeslot.entity.js';
 import { compilePattern, DEFAULT_GROUP_FORMAT, DEFAULT_TIME_FORMAT } from './date-pattern.js';
-import { occupancyOf } from './occupancy.js';
-import { resolvePublicResource, scopedTo } from './public-resource.js';
+import { occupancyOf } from '../appointments/occupancy.js';
+import { resolvePublicResources, scopedTo } from './public-resource.js';
 
 /** How far ahead "upcoming" looks, and how many bookables one answer holds at most. */
 export const BOOKABLES_HORIZON_DAYS = 366;
@@ -60,14 +60,10 @@ export interface BookablesResult {
  * left out. Capacity counts live holds; expired holds are free again.
  */
 export async function upcomingBookables(ctx: Context, ref: string, query: BookablesQuery): Promise<BookablesResult> {
-  const main = await resolvePublicResource(ctx, ref);
+  const resources = await resolvePublicResources(ctx, ref, query.extraRefs);
+  const main = resources[0];
   const scoped = scopedTo(ctx, main);
   const channelKey = parseChannelKey(query.channelKey);
-  const resources = [main];
-  for (const extra of query.extraRefs) {
-    const resource = await resolvePublicResource(ctx, extra);
-    if (resource.crm.id === main.crm.id && !resources.some((r) => r.id === resource.id)) resources.push(resource);
-  }
   const zone = main.provider.timeZone;
   const groupOf = compilePattern(query.groupFormat ?? DEFAULT_GROUP_FORMAT, zone, query.languageTag, 'groupFormat');
   const timeOf = compilePattern(query.timeFormat ?? DEFAULT_TIME_FORMAT, zone, query.languageTag, 'timeFormat');

@@ -7,7 +7,7 @@ import { Product } from '../products/product.entity.js';
 import { channelSettingsOf, effectiveChannel, parseChannelKey } from '../resources/booking-channel.service.js';
 import type { Resource } from '../resources/resource.entity.js';
 import type { ClaimRequest } from './place-claim.js';
-import { resolvePublicResource, scopedTo } from './public-resource.js';
+import { resolvePublicResources, scopedTo } from './public-resource.js';
 
 export const uuidField = (name: string) => z.string().trim().refine(isUuid, `must be a UUID (${name})`);
 
@@ -17,14 +17,10 @@ export const uuidField = (name: string) => z.string().trim().refine(isUuid, `mus
  * resources and channels that are not visible.
  */
 export async function bookingScope(ctx: Context, ref: string, extraRefs: string[], channelKeyRaw: string | null | undefined) {
-  const main = await resolvePublicResource(ctx, ref);
+  const resources = await resolvePublicResources(ctx, ref, extraRefs);
+  const main = resources[0];
   const scoped = scopedTo(ctx, main);
   const channelKey = parseChannelKey(channelKeyRaw);
-  const resources = [main];
-  for (const extra of extraRefs) {
-    const resource = await resolvePublicResource(ctx, extra);
-    if (resource.crm.id === main.crm.id && !resources.some((r) => r.id === resource.id)) resources.push(resource);
-  }
   const settings = await channelSettingsOf(scoped, resources);
   const channelOf: ClaimRequest['channelOf'] = (resource: Resource) => {
     const rows = settings.get(resource.id)!;

@@ -14,7 +14,8 @@ import type { Resource } from '../resources/resource.entity.js';
 import { findOrCreateConsumer } from './consumer.js';
 import { bookingScope, instantOf, productByUuid, uuidField } from './booking-request.js';
 import { compilePattern, DEFAULT_TIME_FORMAT } from './date-pattern.js';
-import { claimPlace, lockAppointment, placesLeft, slotTaken } from './place-claim.js';
+import { capacityLeft } from '../appointments/occupancy.js';
+import { claimPlace, lockAppointment, slotTaken } from './place-claim.js';
 
 export const CONSUMER_MESSAGE_MAX = 1024;
 
@@ -73,7 +74,7 @@ export async function createAppointmentWithConsumer(
       ? await tx.em.findOne(Participation, { placeholderId: input.placeholder_id, state: 'RESERVED', appointment: { resource: { $in: resourceIds } } })
       : null;
     let appointment!: Appointment;
-    let capacityLeft: number;
+    let left: number;
     if (hold) {
       appointment = (await lockAppointment(tx, { id: hold.appointment.id }))!;
       hold = await tx.em.findOne(Participation, { id: hold.id, state: 'RESERVED' }, { refresh: true });
@@ -89,13 +90,13 @@ export async function createAppointmentWithConsumer(
       if (appointment.state !== 'ACTIVE' || appointment.archived || appointment.start <= tx.clock.now()) throw slotTaken();
       const live = hold.expiresAt !== null && hold.expiresAt > tx.clock.now();
       // An expired hold no longer counts, so the place must still be free to complete it.
-      capacityLeft = (await placesLeft(tx, appointment)) - (live ? 0 : 1);
-      if (capacityLeft < 0) throw slotTaken();
+      left = (await capacityLeft(tx, appointment)) - (live ? 0 : 1);
+      if (left < 0) throw slotTaken();
     } else {
       const claim = await claimPlace(tx, { resources: scope.resources, channelOf: scope.channelOf, uuid: input.timeslot_uuid, from, to, product });
       appointment = claim.appointment;
-      capacityLeft = claim.capacityLeft - 1;
-      if (capacityLeft < 0) throw slotTaken();
+      left = claim.capacityLeft - 1;
+      if (left < 0) throw slotTaken();
     }
 
     const resource = scope.resources.find((r) => r.id === appointment.resource.id)!;
@@ -142,7 +143,7 @@ export async function createAppointmentWithConsumer(
     announceAppointmentChange(tx, hold ? 'PARTICIPATION_STATE_CHANGED' : 'PARTICIPATION_ADDED', appointment, participation, hold ? 'RESERVED' : null);
     await notifyOutbox(tx.em);
     await tx.em.populate(appointment, ['provider', 'resource', 'product', 'timeslot']);
-    return { participation, appointment, capacityLeft, resource, formatTime };
+    return { participation, appointment, capacityLeft: left, resource, formatTime };
   });
 }
 

@@ -9,7 +9,7 @@ import { channelOffersProduct, type EffectiveChannel } from '../resources/bookin
 import type { Resource } from '../resources/resource.entity.js';
 import { keepsLeadAndFollowUp, slotAt } from '../timeslots/slot-grid.js';
 import { Timeslot } from '../timeslots/timeslot.entity.js';
-import { occupancyOf } from './occupancy.js';
+import { capacityLeft } from '../appointments/occupancy.js';
 import { fitsRaster, productsOf } from './bookables.service.js';
 
 export const SLOT_TAKEN_MESSAGE = 'Das überlappt mit einem anderen Termin.';
@@ -58,7 +58,7 @@ export async function claimPlace(ctx: Context, request: ClaimRequest): Promise<{
     if (request.product && appointment.product && request.product.id !== appointment.product.id) {
       throw validationError('product_uuid does not match the appointment');
     }
-    return { appointment, created: false, capacityLeft: await placesLeft(ctx, appointment) };
+    return { appointment, created: false, capacityLeft: await capacityLeft(ctx, appointment) };
   }
 
   const timeslot = await ctx.em.findOne(Timeslot, { id: request.uuid, resource: { $in: resourceIds } }, { populate: ['resource'] });
@@ -75,7 +75,7 @@ export async function claimPlace(ctx: Context, request: ClaimRequest): Promise<{
     // Somebody booked this slot first; later bookings share its appointment.
     assertBookable(lot, now);
     if (request.product && lot.product && request.product.id !== lot.product.id) throw slotTaken();
-    return { appointment: lot, created: false, capacityLeft: await placesLeft(ctx, lot) };
+    return { appointment: lot, created: false, capacityLeft: await capacityLeft(ctx, lot) };
   }
 
   const { channel, rows } = request.channelOf(resource);
@@ -130,10 +130,4 @@ export async function lockAppointment(ctx: Context, where: FilterQuery<Appointme
 function assertBookable(appointment: Appointment, now: Date): void {
   if (appointment.state !== 'ACTIVE' || appointment.archived || !appointment.acceptBookings || appointment.start <= now) throw slotTaken();
   if (appointment.timeslot && appointment.timeslot.state !== 'BOOKABLE') throw slotTaken();
-}
-
-/** Free places of a locked appointment; the caller refuses with 412 when 0. */
-export async function placesLeft(ctx: Context, appointment: Appointment): Promise<number> {
-  const taken = (await occupancyOf(ctx, [appointment.id])).get(appointment.id) ?? 0;
-  return Math.max(0, appointment.capacity - taken);
 }

@@ -30,5 +30,20 @@ export async function resolvePublicResource(ctx: Context, ref: string): Promise<
   return candidates[0];
 }
 
+/**
+ * The path's resource followed by the further resources a request names
+ * (`ref` query parameters), each once; resources of another CRM than the
+ * first are left out.
+ */
+export async function resolvePublicResources(ctx: Context, ref: string, extraRefs: readonly string[]): Promise<[Resource, ...Resource[]]> {
+  const main = await resolvePublicResource(ctx, ref);
+  const resources: [Resource, ...Resource[]] = [main];
+  for (const extra of extraRefs) {
+    const resource = await resolvePublicResource(ctx, extra);
+    if (resource.crm.id === main.crm.id && !resources.some((r) => r.id === resource.id)) resources.push(resource);
+  }
+  return resources;
+}
+
 /** The context a public request runs in once the resource (and so its CRM) is known. */
 export const scopedTo = (ctx: Context, resource: Resource): Context => ({ ...ctx, crm: resource.crm });

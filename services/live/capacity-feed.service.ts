@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { fitsRaster, productsOf } from '../booking/bookables.service.js';
-import { resolvePublicResource, scopedTo } from '../booking/public-resource.js';
+import { resolvePublicResources, scopedTo } from '../booking/public-resource.js';
 import type { Context } from '../kernel/context.js';
 import { validationError } from '../kernel/errors.js';
 import { parseInput } from '../kernel/validation.js';
@@ -85,14 +85,10 @@ export interface CapacityFeed {
  */
 export async function openCapacityFeed(ctx: Context, raw: unknown): Promise<CapacityFeed> {
   const input = parseInput(feedInput, raw, 'arguments');
-  const main = await resolvePublicResource(ctx, input.refs[0]!);
+  const resources = await resolvePublicResources(ctx, input.refs[0]!, input.refs.slice(1));
+  const main = resources[0];
   const scoped = scopedTo(ctx, main);
   const channelKey = parseChannelKey(input.channelKey);
-  const resources = [main];
-  for (const ref of input.refs.slice(1)) {
-    const resource = await resolvePublicResource(ctx, ref);
-    if (resource.crm.id === main.crm.id && !resources.some((r) => r.id === resource.id)) resources.push(resource);
-  }
   const zone = main.provider.timeZone;
   const from = input.from ? parseDateTimeInput(input.from, zone, 'from') : null;
   const to = input.to ? parseDateTimeInput(input.to, zone, 'to') : null;

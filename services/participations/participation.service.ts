@@ -1,7 +1,8 @@
 import { LockMode } from '@mikro-orm/core';
 import { z } from 'zod';
 import { Appointment } from '../appointments/appointment.entity.js';
-import { announceCapacity, capacityLeft } from '../appointments/capacity-events.js';
+import { announceCapacity } from '../appointments/capacity-events.js';
+import { capacityLeft } from '../appointments/occupancy.js';
 import { Customer } from '../customers/customer.entity.js';
 import { type Context, inTransaction, requireCrm } from '../kernel/context.js';
 import { DomainError, notFound, validationError } from '../kernel/errors.js';

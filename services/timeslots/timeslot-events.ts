@@ -1,5 +1,5 @@
 import { Appointment } from '../appointments/appointment.entity.js';
-import { occupancyOf } from '../booking/occupancy.js';
+import { occupancyOf } from '../appointments/occupancy.js';
 import type { Context } from '../kernel/context.js';
 import { TOPICS } from '../kernel/jobs.js';
 import { GRID_APPOINTMENTS_MAX, type GridAppointment, resourceOpen, type TimeslotCapacityEvent } from '../live/capacity-event.js';

@@ -1,4 +1,5 @@
 import type { Context } from '../kernel/context.js';
+import type { Appointment } from './appointment.entity.js';
 
 /**
  * Places taken per appointment at `now`: REQUESTED and BOOKED participations
@@ -14,4 +15,10 @@ export async function occupancyOf(ctx: Context, appointmentIds: string[]): Promi
     [...appointmentIds, ctx.clock.now()],
   );
   return new Map(rows.map((row) => [row.appointment_id, Number(row.taken)]));
+}
+
+/** Places still free in an appointment: capacity minus booked, requested and live (unexpired) holds. */
+export async function capacityLeft(ctx: Context, appointment: Appointment): Promise<number> {
+  const taken = (await occupancyOf(ctx, [appointment.id])).get(appointment.id) ?? 0;
+  return Math.max(0, appointment.capacity - taken);
 }
