@@ -2,6 +2,7 @@ import { cancelByLink, type CancelLinkTarget, inspectCancelLink } from '../../se
 import { compilePattern } from '../../services/booking/date-pattern.js';
 import type { Context } from '../../services/kernel/context.js';
 import { DomainError } from '../../services/kernel/errors.js';
+import { escapeHtml } from '../../services/kernel/html.js';
 import type { RestResponse, Route } from './http.js';
 
 /**
@@ -55,7 +56,7 @@ async function page(ctx: Context, load: () => Promise<CancelLinkTarget>, mode: '
   const language = participation.locale === 'en' || participation.customer?.language === 'en' ? 'en' : 'de';
   const text = TEXT[language];
   const when = compilePattern(language === 'en' ? "EEEE, d MMMM yyyy 'at' HH:mm" : "EEEE, d. MMMM yyyy 'um' HH:mm 'Uhr'", appointment.provider.timeZone, language)(appointment.start);
-  const summary = `<p><strong>${escape(appointment.resource.publicName)}</strong><br>${escape(when)}</p>`;
+  const summary = `<p><strong>${escapeHtml(appointment.resource.publicName)}</strong><br>${escapeHtml(when)}</p>`;
   if (mode === 'done') return { status: 200, html: layout(text.title, `${summary}<p>${participation.state === 'CANCELED' ? text.done : text.gone}</p>`) };
   if (!target.cancellable) return { status: 200, html: layout(text.title, `${summary}<p>${text.gone}</p>`) };
   return { status: 200, html: layout(text.title, `${summary}<p>${text.ask}</p><form method="post"><button type="submit">${text.button}</button></form>`) };
@@ -66,5 +67,3 @@ function layout(title: string, body: string): string {
 <style>body{font-family:system-ui,sans-serif;max-width:32rem;margin:3rem auto;padding:0 1rem;line-height:1.5}button{font-size:1rem;padding:.6rem 1.2rem}</style>
 </head><body><h1>${title}</h1>${body}</body></html>`;
 }
-
-const escape = (value: string) => value.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);

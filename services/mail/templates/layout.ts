@@ -1,3 +1,4 @@
+import { escapeHtml } from '../../kernel/html.js';
 import type { MailAttachment } from '../mail-transport.js';
 
 /** The languages mails are written in; any other wish falls back (see mailLanguage). */
@@ -38,9 +39,6 @@ export function mailLanguage(...candidates: (string | null | undefined)[]): Mail
   }
   return 'de';
 }
-
-const escapeHtml = (value: string): string =>
-  value.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
 
 const htmlText = (value: string): string => escapeHtml(value).replace(/\r?\n/g, '<br>\n');
 
