@@ -59,4 +59,3 @@ export const internationalPhone = () =>
     .string()
     .trim()
     .regex(/^\+[1-9][0-9 ()\/-]{5,24}$/, 'must be a phone number with international prefix, e.g. +49 170 1234567');
-export const booleanFlag = () => z.boolean();
