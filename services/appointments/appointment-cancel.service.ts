@@ -5,7 +5,7 @@ import { notFound, validationError } from '../kernel/errors.js';
 import { QUEUES } from '../kernel/jobs.js';
 import { announceAppointmentChange } from '../live/appointment-events.js';
 import { parseInput } from '../kernel/validation.js';
-import { notifyOutbox, writeOutbox } from '../outbox/outbox.service.js';
+import { writeOutbox } from '../outbox/outbox.service.js';
 import { Participation } from '../participations/participation.entity.js';
 import { getProvider } from '../providers/provider.service.js';
 import { Appointment } from './appointment.entity.js';
@@ -39,7 +39,6 @@ export async function deleteAppointmentsSilently(ctx: Context, providerReference
     }
     await tx.em.nativeDelete(Participation, { appointment: { $in: appointments } });
     await tx.em.nativeDelete(Appointment, { id: { $in: appointments.map((a) => a.id) } });
-    await notifyOutbox(tx.em);
     return appointments.length;
   });
 }
@@ -59,7 +58,6 @@ export async function cancelAppointment(ctx: Context, providerReference: string,
     if (!appointment) throw notFound('Appointment', input.appointmentReference);
     if (appointment.state !== 'CANCELLED') {
       await cancelWithParticipants(tx, appointment, message);
-      await notifyOutbox(tx.em);
     }
     await tx.em.populate(appointment, APPOINTMENT_VIEW_POPULATE, { refresh: true });
     return appointment;

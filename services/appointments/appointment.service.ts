@@ -6,7 +6,6 @@ import { DomainError, validationError } from '../kernel/errors.js';
 import { newId } from '../kernel/ids.js';
 import { optionalText, parseInput, requiredText } from '../kernel/validation.js';
 import { parseDateTimeInput } from '../kernel/wall-clock.js';
-import { notifyOutbox } from '../outbox/outbox.service.js';
 import { Product } from '../products/product.entity.js';
 import type { Provider } from '../providers/provider.entity.js';
 import { getProvider } from '../providers/provider.service.js';
@@ -70,7 +69,6 @@ export async function createAppointments(ctx: Context, providerReference: string
     const appointment = tx.em.create(Appointment, { ...fields, reference: input.reference, start, end });
     await tx.em.flush();
     await announceNewAppointments(tx, [appointment]);
-    await notifyOutbox(tx.em);
     await tx.em.populate(appointment, APPOINTMENT_VIEW_POPULATE);
     return { kind: 'single' as const, appointment };
   });
@@ -105,7 +103,6 @@ async function createSeries(ctx: Context, provider: Provider, raw: unknown): Pro
   );
   await ctx.em.flush();
   await announceNewAppointments(ctx, appointments);
-  await notifyOutbox(ctx.em);
   await ctx.em.populate(appointments, APPOINTMENT_VIEW_POPULATE);
   return { kind: 'series', seriesId, appointments };
 }

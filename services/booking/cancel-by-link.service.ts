@@ -4,7 +4,7 @@ import { type Context, inTransaction } from '../kernel/context.js';
 import { DomainError } from '../kernel/errors.js';
 import { QUEUES } from '../kernel/jobs.js';
 import { announceAppointmentChange } from '../live/appointment-events.js';
-import { notifyOutbox, writeOutbox } from '../outbox/outbox.service.js';
+import { writeOutbox } from '../outbox/outbox.service.js';
 import { Participation } from '../participations/participation.entity.js';
 import { verifyCancelToken } from './cancel-link.js';
 import { lockAppointment } from './place-claim.js';
@@ -46,7 +46,6 @@ export async function cancelByLink(ctx: Context, token: string): Promise<CancelL
       }
       await announceCapacity(tx, appointment);
       announceAppointmentChange(tx, 'PARTICIPATION_STATE_CHANGED', appointment, participation, previous);
-      await notifyOutbox(tx.em);
     }
     return { participation, appointment, cancellable: false };
   });

@@ -7,7 +7,7 @@ import { DomainError, validationError } from '../kernel/errors.js';
 import { QUEUES } from '../kernel/jobs.js';
 import { announceAppointmentChange } from '../live/appointment-events.js';
 import { emailAddress, internationalPhone, parseInput, requiredText } from '../kernel/validation.js';
-import { notifyOutbox, writeOutbox } from '../outbox/outbox.service.js';
+import { writeOutbox } from '../outbox/outbox.service.js';
 import { Participation } from '../participations/participation.entity.js';
 import type { EffectiveChannel } from '../resources/booking-channel.service.js';
 import type { Resource } from '../resources/resource.entity.js';
@@ -141,7 +141,6 @@ export async function createAppointmentWithConsumer(
     }
     await announceCapacity(tx, appointment);
     announceAppointmentChange(tx, hold ? 'PARTICIPATION_STATE_CHANGED' : 'PARTICIPATION_ADDED', appointment, participation, hold ? 'RESERVED' : null);
-    await notifyOutbox(tx.em);
     await tx.em.populate(appointment, ['provider', 'resource', 'product', 'timeslot']);
     return { participation, appointment, capacityLeft: left, resource, formatTime };
   });

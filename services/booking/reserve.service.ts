@@ -5,7 +5,6 @@ import { type Context, inTransaction } from '../kernel/context.js';
 import { validationError } from '../kernel/errors.js';
 import { announceAppointmentChange } from '../live/appointment-events.js';
 import { parseInput } from '../kernel/validation.js';
-import { notifyOutbox } from '../outbox/outbox.service.js';
 import { placeHold } from '../participations/hold.service.js';
 import { Participation } from '../participations/participation.entity.js';
 import { bookingScope, instantOf, productByUuid, uuidField } from './booking-request.js';
@@ -60,7 +59,6 @@ export async function reserveAppointment(
     await tx.em.flush();
     await announceCapacity(tx, appointment);
     announceAppointmentChange(tx, 'PARTICIPATION_ADDED', appointment, participation);
-    await notifyOutbox(tx.em);
     await tx.em.populate(appointment, ['provider', 'resource', 'product', 'timeslot']);
     return { participation, appointment, capacityLeft: capacityLeft - 1 };
   });

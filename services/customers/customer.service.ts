@@ -7,7 +7,7 @@ import { QUEUES } from '../kernel/jobs.js';
 import { announceAppointmentChange } from '../live/appointment-events.js';
 import { emailAddress, internationalPhone, parseInput, requiredText } from '../kernel/validation.js';
 import { MailDelivery } from '../mail/mail-delivery.entity.js';
-import { notifyOutbox, writeOutbox } from '../outbox/outbox.service.js';
+import { writeOutbox } from '../outbox/outbox.service.js';
 import { Participation } from '../participations/participation.entity.js';
 import type { Provider } from '../providers/provider.entity.js';
 import { getProvider } from '../providers/provider.service.js';
@@ -160,7 +160,6 @@ export async function deleteCustomer(ctx: Context, providerReference: string, re
     await tx.em.flush();
     for (const appointment of new Set(future.map((p) => p.appointment))) await announceCapacity(tx, appointment as Appointment);
     await eraseCustomer(tx, customer);
-    await notifyOutbox(tx.em);
   });
 }
 

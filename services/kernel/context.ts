@@ -4,6 +4,7 @@ import type { Clock } from './clock.js';
 import type { Config } from './config.js';
 import { DomainError } from './errors.js';
 import { newId } from './ids.js';
+import { notifyOutboxIfWritten } from '../outbox/outbox.service.js';
 import type { Logger } from './logger.js';
 
 /** Who is acting: an authenticated CRM, an anonymous consumer, or the service itself (worker, admin tool). */
@@ -58,7 +59,15 @@ export function requireCrm(ctx: Context): CrmIntegration {
   return ctx.crm;
 }
 
-/** Runs `work` in one transaction on a fork of the context's EntityManager. */
+/**
+ * Runs `work` in one transaction on a fork of the context's EntityManager.
+ * If it wrote outbox rows, the relay is woken by a NOTIFY that PostgreSQL
+ * delivers only when the transaction commits.
+ */
 export async function inTransaction<T>(ctx: Context, work: (tx: Context) => Promise<T>): Promise<T> {
-  return ctx.em.transactional((em) => work({ ...ctx, em }));
+  return ctx.em.transactional(async (em) => {
+    const result = await work({ ...ctx, em });
+    await notifyOutboxIfWritten(em);
+    return result;
+  });
 }

@@ -38,9 +38,8 @@ export interface AppointmentChangedEvent {
 }
 
 /**
- * Writes an appointment change to the outbox in the caller's transaction
- * (before its `notifyOutbox`), so the CRM hears it after, and only if, the
- * change commits.
+ * Writes an appointment change to the outbox in the caller's transaction,
+ * so the CRM hears it after, and only if, the change commits.
  */
 export function announceAppointmentChange(
   ctx: Context,

@@ -8,6 +8,9 @@ export const OUTBOX_CHANNEL = 'outbox_pending';
  * Records a side effect in the current transaction. NOTIFY is transactional in
  * PostgreSQL: the relay hears it only if and when the transaction commits.
  */
+/** EntityManagers (one per transaction) that wrote outbox rows the relay has not been woken for yet. */
+const unannounced = new WeakSet<EntityManager>();
+
 export function writeOutbox(
   em: EntityManager,
   message: { kind: OutboxKind; topic: string; payload: Record<string, unknown>; runAt?: Date | null },
@@ -21,11 +24,13 @@ export function writeOutbox(
     attempts: 0,
   });
   em.persist(row);
+  unannounced.add(em);
   return row;
 }
 
 /** Flushes pending outbox rows and wakes the relay once the surrounding transaction commits. */
 export async function notifyOutbox(em: EntityManager): Promise<void> {
+  unannounced.delete(em);
   await em.flush();
   // em.execute runs on the transaction's connection; em.getConnection().execute would take a second pool connection
   // outside the transaction (NOTIFY before commit, and a pool deadlock when every connection waits for one lock).
@@ -48,4 +53,9 @@ export async function pruneDispatchedOutbox(em: EntityManager, before: Date, lim
     [before, limit],
   );
   return deleted.length;
+}
+
+/** Wakes the relay if this transaction wrote outbox rows; `inTransaction` calls it before committing. */
+export async function notifyOutboxIfWritten(em: EntityManager): Promise<void> {
+  if (unannounced.has(em)) await notifyOutbox(em);
 }

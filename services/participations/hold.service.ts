@@ -5,7 +5,7 @@ import { Appointment } from '../appointments/appointment.entity.js';
 import { announceCapacity } from '../appointments/capacity-events.js';
 import { QUEUES } from '../kernel/jobs.js';
 import { announceAppointmentChange } from '../live/appointment-events.js';
-import { notifyOutbox, writeOutbox } from '../outbox/outbox.service.js';
+import { writeOutbox } from '../outbox/outbox.service.js';
 import { Participation } from './participation.entity.js';
 
 /**
@@ -45,7 +45,6 @@ export async function expireHold(ctx: Context, participationId: string): Promise
     await tx.em.flush();
     await announceCapacity(tx, appointment);
     announceAppointmentChange(tx, 'HOLD_EXPIRED', appointment, hold, 'RESERVED');
-    await notifyOutbox(tx.em);
     return 'removed';
   });
 }

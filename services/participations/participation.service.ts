@@ -9,7 +9,7 @@ import { DomainError, notFound, validationError } from '../kernel/errors.js';
 import { type MailTemplate, QUEUES } from '../kernel/jobs.js';
 import { announceAppointmentChange } from '../live/appointment-events.js';
 import { parseInput, requiredText } from '../kernel/validation.js';
-import { notifyOutbox, writeOutbox } from '../outbox/outbox.service.js';
+import { writeOutbox } from '../outbox/outbox.service.js';
 import { getProvider } from '../providers/provider.service.js';
 import { OCCUPYING_STATES, PARTICIPATION_STATES, Participation, type ParticipationState } from './participation.entity.js';
 import { placeHold } from './hold.service.js';
@@ -74,7 +74,6 @@ export async function createParticipation(
         );
       }
       await changeState(tx, existing, input.state, input.message ?? null, { sendMails: options.sendMails, ignoreCapacity: options.ignoreCapacity });
-      await notifyOutbox(tx.em);
       return { participation: existing, created: false };
     }
     const appointment = await tx.em.findOne(
@@ -104,7 +103,6 @@ export async function createParticipation(
     if (options.sendMails && MAIL_ON_CREATE.includes(input.state)) queueStateMail(tx, participation, input.state, input.message ?? null);
     if (occupies) await announceCapacity(tx, appointment);
     announceAppointmentChange(tx, 'PARTICIPATION_ADDED', appointment, participation);
-    await notifyOutbox(tx.em);
     return { participation, created: true };
   });
 }
@@ -124,7 +122,6 @@ export async function updateParticipationState(
     const participation = await tx.em.findOne(Participation, { crm, reference, appointment: { provider } }, { populate: ['appointment', 'customer'] });
     if (!participation) throw notFound('Participation', reference);
     await changeState(tx, participation, input.state, input.message ?? null, { sendMails, ignoreCapacity: false });
-    await notifyOutbox(tx.em);
     return participation;
   });
 }

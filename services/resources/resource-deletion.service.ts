@@ -3,7 +3,6 @@ import { cancelWithParticipants } from '../appointments/appointment-cancel.servi
 import { Appointment } from '../appointments/appointment.entity.js';
 import { type Context, inTransaction, requireCrm } from '../kernel/context.js';
 import { DomainError } from '../kernel/errors.js';
-import { notifyOutbox } from '../outbox/outbox.service.js';
 import { announceResourceTimeslots } from '../timeslots/timeslot-events.js';
 import { getProvider } from '../providers/provider.service.js';
 import { getResourceOf } from './resource.lookup.js';
@@ -45,7 +44,6 @@ export async function deleteResource(
     }
     resource.deletedAt = now;
     await announceResourceTimeslots(tx, resource);
-    await notifyOutbox(tx.em);
     return appointments.length;
   });
 }

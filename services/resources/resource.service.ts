@@ -9,7 +9,6 @@ import type { Provider } from '../providers/provider.entity.js';
 import { getProvider } from '../providers/provider.service.js';
 import { Resource } from './resource.entity.js';
 import { getResourceOf } from './resource.lookup.js';
-import { notifyOutbox } from '../outbox/outbox.service.js';
 import { announceResourceTimeslots } from '../timeslots/timeslot-events.js';
 
 /** Relations every resource answer shows (provider, contact and product references). */
@@ -104,11 +103,8 @@ export async function updateResource(ctx: Context, providerReference: string, re
     const archiving = input.archived !== undefined && input.archived !== resource.archived;
     if (input.archived !== undefined) resource.archived = input.archived;
     await tx.em.flush();
-    if (archiving) {
-      // Archiving closes (and un-archiving reopens) every slot of the resource for live calendars.
-      await announceResourceTimeslots(tx, resource);
-      await notifyOutbox(tx.em);
-    }
+    // Archiving closes (and un-archiving reopens) every slot of the resource for live calendars.
+    if (archiving) await announceResourceTimeslots(tx, resource);
     return resource;
   });
 }

@@ -5,7 +5,6 @@ import { locationInput } from '../kernel/address-input.js';
 import { type Context, inTransaction, requireCrm } from '../kernel/context.js';
 import { DomainError, notFound, validationError } from '../kernel/errors.js';
 import { newId } from '../kernel/ids.js';
-import { notifyOutbox } from '../outbox/outbox.service.js';
 import { parseInput, requiredText } from '../kernel/validation.js';
 import { parseDateTimeInput } from '../kernel/wall-clock.js';
 import type { Provider } from '../providers/provider.entity.js';
@@ -82,7 +81,6 @@ export async function createTimeslots(ctx: Context, providerReference: string, r
     }
     await tx.em.flush();
     for (const timeslot of created) await announceTimeslot(tx, timeslot);
-    await notifyOutbox(tx.em);
     return created;
   });
 }
@@ -131,7 +129,6 @@ export async function updateTimeslot(ctx: Context, providerReference: string, re
     if (gridChanges) await assertNoOverlap(tx, timeslot, []);
     await tx.em.flush();
     await announceTimeslot(tx, timeslot, previous);
-    await notifyOutbox(tx.em);
     return timeslot;
   });
 }
@@ -147,7 +144,6 @@ export async function deleteTimeslot(ctx: Context, providerReference: string, re
     timeslot.state = 'CREATED';
     await announceTimeslot(tx, timeslot);
     tx.em.remove(timeslot);
-    await notifyOutbox(tx.em);
   });
 }
 

@@ -4,7 +4,7 @@ import { type Context, inTransaction, requireCrm } from '../kernel/context.js';
 import { DomainError, notFound } from '../kernel/errors.js';
 import { QUEUES } from '../kernel/jobs.js';
 import { emailAddress, optionalText, parseInput, requiredText } from '../kernel/validation.js';
-import { notifyOutbox, writeOutbox } from '../outbox/outbox.service.js';
+import { writeOutbox } from '../outbox/outbox.service.js';
 import { User } from './user.entity.js';
 
 const FORBIDDEN_USERNAME_CHARACTERS = /[/?:&#\\]/;
@@ -65,7 +65,6 @@ export async function createUser(ctx: Context, raw: unknown): Promise<{ user: Us
       byEmail.phone ??= input.phone ?? null;
       byEmail.mobile ??= input.mobile ?? null;
       startEmailVerification(tx, byEmail);
-      await notifyOutbox(em);
       return { user: byEmail, outcome: 'linked' as const };
     }
 

@@ -5,7 +5,6 @@ import {
   saveContactProfile,
   saveGeneralContactProfile,
   toContactProfileView,
-  toGeneralContactProfileView,
 } from '../../../services/contact-profiles/contact-profile.service.js';
 import type { Context } from '../../../services/kernel/context.js';
 import { listProducts, saveProduct, toProductView } from '../../../services/products/product.service.js';
