@@ -13,6 +13,7 @@ import type { Clock } from '../services/kernel/clock.js';
 import type { Config } from '../services/kernel/config.js';
 import { type ContextRoot, createContext } from '../services/kernel/context.js';
 import { DomainError } from '../services/kernel/errors.js';
+import { redisCalendarVersions } from '../services/kernel/calendar-version.js';
 import { checkHealth } from '../services/kernel/health.js';
 import type { Logger } from '../services/kernel/logger.js';
 import type { Orm } from '../services/kernel/orm.js';
@@ -46,7 +47,8 @@ const CONNECTION_PARAM_KEYS = ['X-SERVICE-CLIENT-ID', 'x-service-client-id', 'se
 /** Assembles the gateway: REST facade, GraphQL over HTTP and WebSocket, health. */
 export async function createGateway(deps: GatewayDeps): Promise<Gateway> {
   const { orm, redis, logger } = deps;
-  const root: ContextRoot = { em: orm.em, clock: deps.clock, config: deps.config, logger };
+  const calendar = redisCalendarVersions(redis, deps.config.queuePrefix);
+  const root: ContextRoot = { em: orm.em, clock: deps.clock, config: deps.config, logger, calendar };
   // Live updates: Redis pub/sub fed by the worker's outbox relay, read by every gateway.
   const live = createRedisPubSub(deps.config.redisUrl, logger);
   const hub = new LiveHub(live.pubSub, deps.clock, { coalesceMs: deps.config.liveCoalesceMs });

@@ -1,6 +1,8 @@
 import type { Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
 import pg from 'pg';
+import type { CalendarVersions } from '../services/kernel/calendar-version.js';
+import { TOPICS } from '../services/kernel/jobs.js';
 import type { Logger } from '../services/kernel/logger.js';
 import type { Orm } from '../services/kernel/orm.js';
 import { recordMailsQueued } from '../services/mail/mail-delivery.service.js';
@@ -19,6 +21,8 @@ export interface RelayDeps {
   databaseUrl: string;
   queues: Record<string, Queue>;
   publisher: Redis;
+  /** Change counters of the listing caches, moved again for every published capacity event (the writer's own bump may have been lost with its process). */
+  calendar?: CalendarVersions;
   logger: Logger;
   /** Safety-net poll interval; commits wake the relay at once through LISTEN/NOTIFY. */
   pollMs?: number;
@@ -141,6 +145,8 @@ export class OutboxRelay {
         [this.batchSize],
       );
       for (const row of rows) await this.dispatch(row);
+      const touched = rows.filter((row) => row.topic === TOPICS.capacityChanged).map((row) => row.payload.resourceId);
+      await this.deps.calendar?.bump(touched.filter((id): id is string => typeof id === 'string'));
       if (rows.length) {
         // In the same transaction: a mail is QUEUED exactly when its job exists (see the lost-mail sweep).
         await recordMailsQueued(tx, rows.filter((row) => row.kind === 'mail').map((row) => String(row.id)));

@@ -2,6 +2,7 @@ import { Worker } from 'bullmq';
 import type { Redis } from 'ioredis';
 import type { Clock } from '../services/kernel/clock.js';
 import type { Config } from '../services/kernel/config.js';
+import { redisCalendarVersions } from '../services/kernel/calendar-version.js';
 import type { ContextRoot } from '../services/kernel/context.js';
 import { QUEUES } from '../services/kernel/jobs.js';
 import { OUTBOX_RETENTION_MS, pruneDispatchedOutbox } from '../services/outbox/outbox.service.js';
@@ -47,18 +48,19 @@ export interface RunningWorker {
  */
 export async function startWorker(deps: WorkerDeps): Promise<RunningWorker> {
   const { config, orm, logger } = deps;
-  const root: ContextRoot = { em: orm.em, clock: deps.clock, config, logger };
   const connections: Redis[] = [];
   const connect = (name: string, forWorker: boolean) => {
     const redis = createRedis(config.redisUrl, { forWorker, name });
     connections.push(redis);
     return redis;
   };
+  const calendar = redisCalendarVersions(connect('worker-calendar', false), config.queuePrefix);
+  const root: ContextRoot = { em: orm.em, clock: deps.clock, config, logger, calendar };
   const transport = deps.transport ?? createMailTransport(config);
   // Queue and publisher fail fast while Redis is away, so the relay rolls back and retries
   // instead of holding its transaction open until Redis returns.
   const queues = createQueues(connect('worker-queues', false), config.queuePrefix, { mail: deps.mailRetry });
-  const relay = new OutboxRelay({ orm, databaseUrl: config.databaseUrl, queues, publisher: connect('worker-publisher', false), logger, pollMs: deps.relayPollMs });
+  const relay = new OutboxRelay({ orm, databaseUrl: config.databaseUrl, queues, publisher: connect('worker-publisher', false), calendar, logger, pollMs: deps.relayPollMs });
 
   // A SIGKILLed worker's jobs come back after lockMs; a job may stall several times (crashes, Redis outages)
   // before it counts as failed, since mail_delivery keeps a re-run from sending twice.

@@ -4,7 +4,8 @@ import type { Clock } from './clock.js';
 import type { Config } from './config.js';
 import { DomainError } from './errors.js';
 import { newId } from './ids.js';
-import { notifyOutboxIfWritten } from '../outbox/outbox.service.js';
+import { addTouchedResources, notifyOutboxIfWritten, takeTouchedResources } from '../outbox/outbox.service.js';
+import type { CalendarVersions } from './calendar-version.js';
 import type { Logger } from './logger.js';
 
 /** Who is acting: an authenticated CRM, an anonymous consumer, or the service itself (worker, admin tool). */
@@ -26,6 +27,8 @@ export interface Context {
   requestId: string;
   /** Language the caller asked for (e.g. a `language` cookie), if any. */
   language?: string;
+  /** Change counters per resource (Redis), bumped after a commit that changed capacity; absent in tools without Redis. */
+  calendar?: CalendarVersions;
 }
 
 export interface ContextRoot {
@@ -33,6 +36,7 @@ export interface ContextRoot {
   clock: Clock;
   config: Config;
   logger: Logger;
+  calendar?: CalendarVersions;
 }
 
 /** Builds a context with a fresh EntityManager fork. */
@@ -50,6 +54,7 @@ export function createContext(
     logger: root.logger,
     requestId,
     language: fields.language,
+    calendar: root.calendar,
   };
 }
 
@@ -62,12 +67,25 @@ export function requireCrm(ctx: Context): CrmIntegration {
 /**
  * Runs `work` in one transaction on a fork of the context's EntityManager.
  * If it wrote outbox rows, the relay is woken by a NOTIFY that PostgreSQL
- * delivers only when the transaction commits.
+ * delivers only when the transaction commits. Once the outermost transaction
+ * committed, the change counters of the resources whose capacity it changed
+ * are bumped before the caller answers, so no cache serves an answer from
+ * before this write to a request that starts after it.
  */
 export async function inTransaction<T>(ctx: Context, work: (tx: Context) => Promise<T>): Promise<T> {
-  return ctx.em.transactional(async (em) => {
-    const result = await work({ ...ctx, em });
+  const outermost = !ctx.em.isInTransaction();
+  let touched: Set<string> | undefined;
+  const result = await ctx.em.transactional(async (em) => {
+    const value = await work({ ...ctx, em });
     await notifyOutboxIfWritten(em);
-    return result;
+    touched = takeTouchedResources(em);
+    return value;
   });
+  if (touched?.size) {
+    if (!outermost) addTouchedResources(ctx.em, touched);
+    else if (ctx.calendar) {
+      await ctx.calendar.bump(touched).catch((error) => ctx.logger.warn('could not bump calendar versions', { error: String(error) }));
+    }
+  }
+  return result;
 }

@@ -1,16 +1,19 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
+import { TOPICS } from '../kernel/jobs.js';
 import { OutboxMessage, type OutboxKind } from './outbox-message.entity.js';
 
 /** PostgreSQL channel on which a commit that wrote outbox rows wakes the relay. */
 export const OUTBOX_CHANNEL = 'outbox_pending';
 
+/** EntityManagers (one per transaction) that wrote outbox rows the relay has not been woken for yet. */
+const unannounced = new WeakSet<EntityManager>();
+/** Resources whose capacity events a transaction (by its EntityManager) wrote: their calendar counters move after commit. */
+const touchedResources = new WeakMap<EntityManager, Set<string>>();
+
 /**
  * Records a side effect in the current transaction. NOTIFY is transactional in
  * PostgreSQL: the relay hears it only if and when the transaction commits.
  */
-/** EntityManagers (one per transaction) that wrote outbox rows the relay has not been woken for yet. */
-const unannounced = new WeakSet<EntityManager>();
-
 export function writeOutbox(
   em: EntityManager,
   message: { kind: OutboxKind; topic: string; payload: Record<string, unknown>; runAt?: Date | null },
@@ -25,7 +28,22 @@ export function writeOutbox(
   });
   em.persist(row);
   unannounced.add(em);
+  if (message.topic === TOPICS.capacityChanged && typeof message.payload.resourceId === 'string') addTouchedResources(em, [message.payload.resourceId]);
   return row;
+}
+
+/** Notes resources whose capacity changed in the transaction of `em`. */
+export function addTouchedResources(em: EntityManager, resourceIds: Iterable<string>): void {
+  let touched = touchedResources.get(em);
+  if (!touched) touchedResources.set(em, (touched = new Set()));
+  for (const id of resourceIds) touched.add(id);
+}
+
+/** The resources noted for `em`'s transaction, forgetting them. */
+export function takeTouchedResources(em: EntityManager): Set<string> | undefined {
+  const touched = touchedResources.get(em);
+  touchedResources.delete(em);
+  return touched;
 }
 
 /** Flushes pending outbox rows and wakes the relay once the surrounding transaction commits. */
