@@ -10,7 +10,7 @@ import { createGateway } from './app.js';
 
 const config = loadConfigOrExit();
 const logger = createLogger(config.logLevel, { process: 'gateway', pid: process.pid });
-const orm = await initOrm(config.databaseUrl);
+const orm = await initOrm(config.databaseUrl, {}, config.databasePool);
 const redis = createRedis(config.redisUrl, { name: 'gateway' });
 const gateway = await createGateway({ config, orm, redis, clock: systemClock, logger });
 const port = await gateway.listen(config.port);

@@ -35,7 +35,7 @@ if (language !== 'de' && language !== 'en') {
 }
 
 const config = loadConfigOrExit();
-const orm = await initOrm(config.databaseUrl);
+const orm = await initOrm(config.databaseUrl, {}, config.databasePool);
 const em = orm.em.fork();
 try {
   if (command === 'create-crm') {

@@ -9,7 +9,7 @@ import { startWorker } from './worker.js';
 
 const config = loadConfigOrExit();
 const logger = createLogger(config.logLevel, { process: 'worker', pid: process.pid });
-const orm = await initOrm(config.databaseUrl);
+const orm = await initOrm(config.databaseUrl, {}, config.databasePool);
 const worker = await startWorker({ config, orm, clock: systemClock, logger });
 if (!config.smtpUrl) logger.info('SMTP_URL is not set: e-mails are written as .eml files', { dir: config.mailDir });
 

@@ -1,8 +1,12 @@
+import { availableParallelism } from 'node:os';
 import { z } from 'zod';
 
 /** Log levels understood by the gateway and the worker, most verbose first. */
 export const LOG_LEVELS = ['debug', 'info', 'warn', 'error', 'silent'] as const;
 export type LogLevel = (typeof LOG_LEVELS)[number];
+
+/** Pool size and per-connection limits of each process's PostgreSQL pool when nothing is configured. */
+export const DEFAULT_DATABASE_POOL: DatabasePool = { max: 10, statementTimeoutMs: 30_000, idleInTransactionTimeoutMs: 60_000 };
 
 const urlWithProtocol = (protocols: string[]) =>
   z.string().refine((value) => {
@@ -16,6 +20,10 @@ const urlWithProtocol = (protocols: string[]) =>
 const schema = z.object({
   PORT: z.coerce.number().int().min(0).max(65535).default(4000),
   DATABASE_URL: urlWithProtocol(['postgres:', 'postgresql:']).default('postgresql://postgres@127.0.0.1:5432/booking'),
+  DATABASE_POOL_MAX: z.coerce.number().int().min(1).max(1000).default(DEFAULT_DATABASE_POOL.max),
+  DATABASE_STATEMENT_TIMEOUT_MS: z.coerce.number().int().min(0).default(DEFAULT_DATABASE_POOL.statementTimeoutMs),
+  DATABASE_IDLE_IN_TRANSACTION_TIMEOUT_MS: z.coerce.number().int().min(0).default(DEFAULT_DATABASE_POOL.idleInTransactionTimeoutMs),
+  GATEWAY_PROCESSES: z.coerce.number().int().min(1).max(256).default(() => availableParallelism()),
   REDIS_URL: urlWithProtocol(['redis:', 'rediss:']).default('redis://127.0.0.1:6379'),
   QUEUE_PREFIX: z.string().regex(/^[A-Za-z0-9_-]+$/, 'must be letters, digits, - or _').default('booking'),
   SMTP_URL: urlWithProtocol(['smtp:', 'smtps:']).optional(),
@@ -33,9 +41,21 @@ const schema = z.object({
   NODE_ENV: z.string().default('development'),
 });
 
+/** The connection pool of one process; the timeouts apply to every pooled connection (0 = off). */
+export interface DatabasePool {
+  max: number;
+  /** PostgreSQL `statement_timeout`: a statement running longer is cancelled. */
+  statementTimeoutMs: number;
+  /** PostgreSQL `idle_in_transaction_session_timeout`: a session idle inside a transaction this long is ended. */
+  idleInTransactionTimeoutMs: number;
+}
+
 export type Config = {
   port: number;
+  /** Gateway processes `npm start` runs, sharing `port` through node:cluster. */
+  gatewayProcesses: number;
   databaseUrl: string;
+  databasePool: DatabasePool;
   redisUrl: string;
   /** Prefix of BullMQ keys in Redis, so several deployments can share one Redis. */
   queuePrefix: string;
@@ -77,7 +97,13 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   }
   return {
     port: v.PORT,
+    gatewayProcesses: v.GATEWAY_PROCESSES,
     databaseUrl: v.DATABASE_URL,
+    databasePool: {
+      max: v.DATABASE_POOL_MAX,
+      statementTimeoutMs: v.DATABASE_STATEMENT_TIMEOUT_MS,
+      idleInTransactionTimeoutMs: v.DATABASE_IDLE_IN_TRANSACTION_TIMEOUT_MS,
+    },
     redisUrl: v.REDIS_URL,
     queuePrefix: v.QUEUE_PREFIX,
     smtpUrl: v.SMTP_URL,

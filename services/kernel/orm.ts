@@ -2,12 +2,24 @@ import { Migrator } from '@mikro-orm/migrations';
 import { MikroORM, type Options, PostgreSqlDriver } from '@mikro-orm/postgresql';
 import pg from 'pg';
 import { MIGRATIONS } from '../migrations/index.js';
+import { type DatabasePool, DEFAULT_DATABASE_POOL } from './config.js';
 import { ENTITIES } from './entities.js';
 
 export type Orm = MikroORM;
 
-/** ORM options for a database URL; tests pass overrides (another database, debug). */
-export function ormOptions(databaseUrl: string, overrides: Partial<Options> = {}): Options {
+/**
+ * PostgreSQL settings every pooled connection starts with (as the startup
+ * `options`, so 0 really means off, also against a role or database default).
+ */
+export function sessionOptions(pool: DatabasePool): string {
+  return `-c statement_timeout=${pool.statementTimeoutMs} -c idle_in_transaction_session_timeout=${pool.idleInTransactionTimeoutMs}`;
+}
+
+/**
+ * ORM options for a database URL and pool settings (`config.databasePool`);
+ * tests pass overrides (another database, a pool size, debug).
+ */
+export function ormOptions(databaseUrl: string, overrides: Partial<Options> = {}, pool: DatabasePool = DEFAULT_DATABASE_POOL): Options {
   return {
     driver: PostgreSqlDriver,
     clientUrl: databaseUrl,
@@ -16,7 +28,8 @@ export function ormOptions(databaseUrl: string, overrides: Partial<Options> = {}
     discovery: { requireEntitiesArray: true },
     forceUtcTimezone: true,
     allowGlobalContext: false,
-    pool: { min: 0, max: 10 },
+    pool: { min: 0, max: pool.max },
+    driverOptions: { connection: { options: sessionOptions(pool) } },
     migrations: {
       tableName: 'mikro_orm_migrations',
       path: 'services/migrations',
@@ -56,26 +69,43 @@ export async function ensureDatabase(databaseUrl: string): Promise<void> {
 }
 
 /** Connects, creating the database if needed, and applies pending migrations. */
-export async function initOrm(databaseUrl: string, overrides: Partial<Options> = {}): Promise<Orm> {
+export async function initOrm(databaseUrl: string, overrides: Partial<Options> = {}, pool: DatabasePool = DEFAULT_DATABASE_POOL): Promise<Orm> {
   await ensureDatabase(databaseUrl);
-  const orm = await MikroORM.init(ormOptions(databaseUrl, overrides));
-  await migrateWithLock(orm);
+  const orm = await MikroORM.init(ormOptions(databaseUrl, overrides, pool));
+  try {
+    await migrateWithLock(orm, databaseUrl, () =>
+      MikroORM.init(ormOptions(databaseUrl, { ...overrides, pool: { min: 0, max: 1 } }, { max: 1, statementTimeoutMs: 0, idleInTransactionTimeoutMs: 0 })),
+    );
+  } catch (error) {
+    await orm.close(true);
+    throw error;
+  }
   return orm;
 }
 
-/** Applies migrations under an advisory lock, so several processes starting at once do not race. */
-async function migrateWithLock(orm: Orm): Promise<void> {
+/**
+ * Applies pending migrations under an advisory lock, so several processes
+ * starting at once do not race. The lock is held by a connection of its own,
+ * outside the pool and never inside a transaction, without a statement
+ * timeout (another process may be migrating for a while). Pending migrations
+ * run on a short-lived connection without the pool's timeouts, so a long
+ * migration is not cancelled by DATABASE_STATEMENT_TIMEOUT_MS.
+ */
+async function migrateWithLock(orm: Orm, databaseUrl: string, openMigrationOrm: () => Promise<Orm>): Promise<void> {
   const lockId = 4_117_001;
-  const knex = orm.em.getConnection().getKnex();
-  const connection = await knex.client.acquireConnection();
+  const lock = new pg.Client({ connectionString: databaseUrl, options: sessionOptions({ max: 1, statementTimeoutMs: 0, idleInTransactionTimeoutMs: 0 }) });
+  await lock.connect();
   try {
-    await connection.query('select pg_advisory_lock($1)', [lockId]);
+    await lock.query('select pg_advisory_lock($1)', [lockId]);
+    if ((await orm.getMigrator().getPendingMigrations()).length === 0) return;
+    const migrating = await openMigrationOrm();
     try {
-      await orm.getMigrator().up();
+      await migrating.getMigrator().up();
     } finally {
-      await connection.query('select pg_advisory_unlock($1)', [lockId]);
+      await migrating.close(true);
     }
   } finally {
-    await knex.client.releaseConnection(connection);
+    // Ending the session releases the lock.
+    await lock.end();
   }
 }

@@ -1,3 +1,4 @@
+import { availableParallelism } from 'node:os';
 import { describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../../services/kernel/config.js';
 
@@ -17,7 +18,9 @@ describe('loadConfig', () => {
   it('has the documented defaults for an empty environment', () => {
     expect(loadConfig({})).toMatchObject({
       port: 4000,
+      gatewayProcesses: availableParallelism(),
       databaseUrl: 'postgresql://postgres@127.0.0.1:5432/booking',
+      databasePool: { max: 10, statementTimeoutMs: 30_000, idleInTransactionTimeoutMs: 60_000 },
       redisUrl: 'redis://127.0.0.1:6379',
       queuePrefix: 'booking',
       smtpUrl: undefined,
@@ -35,7 +38,11 @@ describe('loadConfig', () => {
   it('reads every variable', () => {
     const config = loadConfig({
       PORT: '8080',
+      GATEWAY_PROCESSES: '3',
       DATABASE_URL: 'postgres://u:p@db:5432/other',
+      DATABASE_POOL_MAX: '25',
+      DATABASE_STATEMENT_TIMEOUT_MS: '5000',
+      DATABASE_IDLE_IN_TRANSACTION_TIMEOUT_MS: '0',
       REDIS_URL: 'rediss://cache:6380/2',
       QUEUE_PREFIX: 'staging_1',
       SMTP_URL: 'smtp://mailpit:1025',
@@ -50,7 +57,9 @@ describe('loadConfig', () => {
     });
     expect(config).toMatchObject({
       port: 8080,
+      gatewayProcesses: 3,
       databaseUrl: 'postgres://u:p@db:5432/other',
+      databasePool: { max: 25, statementTimeoutMs: 5000, idleInTransactionTimeoutMs: 0 },
       redisUrl: 'rediss://cache:6380/2',
       queuePrefix: 'staging_1',
       smtpUrl: 'smtp://mailpit:1025',
@@ -85,6 +94,32 @@ describe('loadConfig', () => {
       expect(problem({ DATABASE_URL: url })).toBe('Invalid configuration:\n  DATABASE_URL: must be a URL starting with postgres:// or postgresql://');
     },
   );
+
+  it('takes 0 as "off" for both database timeouts', () => {
+    expect(loadConfig({ DATABASE_STATEMENT_TIMEOUT_MS: '0', DATABASE_IDLE_IN_TRANSACTION_TIMEOUT_MS: '0' }).databasePool).toEqual({
+      max: 10,
+      statementTimeoutMs: 0,
+      idleInTransactionTimeoutMs: 0,
+    });
+  });
+
+  it.each([
+    ['GATEWAY_PROCESSES', '0'],
+    ['GATEWAY_PROCESSES', '-2'],
+    ['GATEWAY_PROCESSES', '1.5'],
+    ['GATEWAY_PROCESSES', 'many'],
+    ['DATABASE_POOL_MAX', '0'],
+    ['DATABASE_POOL_MAX', '2.5'],
+    ['DATABASE_POOL_MAX', 'ten'],
+    ['DATABASE_STATEMENT_TIMEOUT_MS', '-1'],
+    ['DATABASE_STATEMENT_TIMEOUT_MS', '30s'],
+    ['DATABASE_IDLE_IN_TRANSACTION_TIMEOUT_MS', '-5'],
+    ['DATABASE_IDLE_IN_TRANSACTION_TIMEOUT_MS', '0.5'],
+  ])('a bad %s (%s) gives one message naming it', (name, value) => {
+    const message = problem({ [name]: value });
+    expect(message).toMatch(new RegExp(`^Invalid configuration:\\n  ${name}: `));
+    expect(message!.split('\n')).toHaveLength(2);
+  });
 
   it('names every bad variable in one message', () => {
     const message = problem({ PORT: 'x', REDIS_URL: 'http://cache', LOG_LEVEL: 'loud', SMTP_URL: 'mailpit:1025', LINK_SIGNING_SECRET: 'short' })!;
