@@ -1,0 +1,52 @@
+import { performance } from 'node:perf_hooks';
+import type pg from 'pg';
+import { bookDirectly, nextConsumerEmail } from '../lib/booking.js';
+import { type Api, describeFailure } from '../lib/http.js';
+import { round, tally } from '../lib/stats.js';
+import type { SeededResource } from '../seed.js';
+import { type Figure, ratioFigure } from './figure.js';
+
+export const P2_WHAT = '200 simultaneous consumer bookings on one slot of capacity 100';
+const CAPACITY = 100;
+const REQUESTS = 200;
+
+/**
+ * P2: 200 consumers (distinct e-mails) book the one slot of capacity 100 at
+ * the same moment. bookings/s = successes ÷ wall time of the burst. Exactly
+ * 100 must succeed (201), every other answer must be a 4xx, and the database
+ * must hold exactly 100 BOOKED/REQUESTED participations on that slot.
+ */
+export async function measureP2(api: Api, db: pg.Pool, resource: SeededResource, b1: Figure | undefined, timeoutMs: number): Promise<Figure> {
+  const slot = resource.slots[0]!;
+  const started = performance.now();
+  const answers = await Promise.all(Array.from({ length: REQUESTS }, () => bookDirectly(api, slot, nextConsumerEmail('p2'), timeoutMs)));
+  const wall = (Math.max(...answers.map((a) => a.at)) - started) / 1000;
+  const succeeded = answers.filter((a) => a.status === 201).length;
+  const others = answers.filter((a) => a.status !== 201);
+  const { rows } = await db.query<{ places: string; appointments: string }>(
+    `select count(p.id) filter (where p.state in ('BOOKED', 'REQUESTED')) as places, count(distinct a.id) as appointments
+       from appointment a left join participation p on p.appointment_id = a.id
+      where a.timeslot_id = $1 and a.start = $2 and a.state = 'ACTIVE'`,
+    [slot.timeslotId, slot.start],
+  );
+  const places = Number(rows[0]?.places ?? 0);
+  return ratioFigure(
+    { id: 'P2', what: P2_WHAT, unit: 'bookings/s', baseline: b1, min: 0.25 },
+    succeeded / wall,
+    {
+      'exactly 100 succeed': succeeded === CAPACITY,
+      'every other answer is a 4xx': others.every((a) => a.status >= 400 && a.status < 500),
+      'database holds exactly 100 places, 0 overbooked': places === CAPACITY,
+    },
+    {
+      requests: REQUESTS,
+      succeeded,
+      wallSeconds: round(wall, 2),
+      statuses: tally(answers.map((a) => a.status)),
+      otherAnswers: tally(others.map(describeFailure)),
+      placesInDatabase: places,
+      overbooked: Math.max(0, places - CAPACITY),
+      appointmentsForTheSlot: Number(rows[0]?.appointments ?? 0),
+    },
+  );
+}

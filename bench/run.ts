@@ -1,0 +1,193 @@
+/**
+ * `npm run bench`: the figures of issue 10 in one run, against the real
+ * PostgreSQL and Redis. Starts its own service (npm start), seeds it through
+ * the REST API, measures every phase within its own deadline, prints the
+ * table on stdout, writes bench/results.json and appends a row to
+ * BENCHMARKS.md. Progress goes to stderr. The whole run stays within 5
+ * minutes; its child processes are stopped on every way out (also Ctrl-C).
+ */
+import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type pg from 'pg';
+import { AVAILABILITY_WHAT, availabilityFigure, probeAppointments } from './figures/availability.js';
+import { B0_WHAT, B1_WHAT, measureB0, measureB1 } from './figures/baselines.js';
+import { type Figure, unmeasured } from './figures/figure.js';
+import { measureP1, P1_WHAT } from './figures/p1.js';
+import { measureP2, P2_WHAT } from './figures/p2.js';
+import { floodListing, measureHistory, measureUnderWrites, P3_HISTORY_WHAT, P3_WHAT, P3_WRITES_WHAT, p3Figure, singleClient, type SingleClient } from './figures/p3.js';
+import { measureP4, SlotCursor } from './figures/p4.js';
+import { measureP5 } from './figures/p5.js';
+import { installCleanup, stopAll } from './lib/children.js';
+import { benchPool } from './lib/db.js';
+import { Api } from './lib/http.js';
+import { Budget, errorMessage, log } from './lib/log.js';
+import { settle, waitForWorker } from './lib/settle.js';
+import { gitCommit, machine } from './machine.js';
+import { appendBenchmarks, formatTable, type RunResults, writeResults } from './report.js';
+import { type Seed, seedAll } from './seed.js';
+import { CRM_ID, DATABASE_URL, issueCrmKey, resetStores, type RunningService, startService } from './service.js';
+
+const projectRoot = new URL('..', import.meta.url).pathname;
+/** The whole run, shutdown included, stays below 5 minutes. */
+const TOTAL_MS = 290_000;
+/** Kept free at the end for stopping the service and writing the report. */
+const RESERVE_MS = 15_000;
+const FLOOD_SECONDS = 5;
+
+installCleanup();
+const budget = new Budget(TOTAL_MS);
+const figures: Figure[] = [];
+const byId = (id: string) => figures.find((f) => f.id === id && f.value !== null);
+const workDir = mkdtempSync(join(tmpdir(), 'booking-bench-'));
+const { commit, dirty } = gitCommit(projectRoot);
+let service = null as RunningService | null;
+let db = null as pg.Pool | null;
+let fatal: string | null = null;
+let seedStats: Seed['stats'] | Record<string, never> = {};
+
+/** Runs one phase if enough time is left; a phase that throws is reported as not measured, and the run goes on. */
+async function phase(spec: { id: string; what: string; unit: string; target: string; needsMs: number }, run: () => Promise<Figure | null>): Promise<void> {
+  if (budget.remainingMs() - RESERVE_MS < spec.needsMs) {
+    log(`${spec.id}: skipped, ${Math.round(budget.remainingMs() / 1000)} s left`);
+    figures.push(unmeasured(spec.id, spec.what, spec.unit, spec.target, 'skipped: not enough time left in the 5-minute run'));
+    return;
+  }
+  log(`${spec.id}: ${spec.what}`);
+  try {
+    const figure = await run();
+    if (!figure) return;
+    figures.push(figure);
+    const ratio = figure.ratio === null ? '' : `, ${figure.ratio}× ${figure.ratioOf}`;
+    log(`${spec.id}: ${figure.value ?? 'n/a'} ${figure.unit}${ratio} → ${figure.met === null ? 'baseline' : figure.met ? 'met' : 'NOT met'}${figure.error ? ` (${figure.error})` : ''}`);
+  } catch (error) {
+    log(`${spec.id}: failed: ${errorMessage(error)}`);
+    figures.push(unmeasured(spec.id, spec.what, spec.unit, spec.target, `failed: ${errorMessage(error)}`));
+  }
+}
+
+/** Lets the service work off what the last phase queued, at most `maxMs`. */
+async function settleService(after: string, maxMs: number): Promise<void> {
+  if (!service) return;
+  const result = await settle(service.baseUrl, budget.deadline(maxMs, RESERVE_MS));
+  log(`${result.settled ? 'settled' : 'still busy'} ${(result.waitedMs / 1000).toFixed(1)} s after ${after}`);
+}
+
+async function measureAll(): Promise<void> {
+  log(`work folder ${workDir}; resetting database booking_bench and Redis database 3`);
+  await resetStores();
+  service = await startService(workDir, budget.deadline(120_000, 150_000));
+  log(`service healthy after ${(budget.elapsedMs() / 1000).toFixed(1)} s`);
+  db = benchPool(DATABASE_URL);
+  const api = new Api(service.baseUrl, CRM_ID, await issueCrmKey(service.env));
+  const seed = await seedAll(api, db, { apiBookingDeadline: budget.deadline(30_000, 200_000) });
+  seedStats = seed.stats;
+  const pool = db;
+  const mailDir = join(workDir, 'mail');
+  const quiet = await waitForWorker(
+    () => pool.query<{ n: string }>(`select count(*) as n from outbox_message where dispatched_at is null`).then((r) => Number(r.rows[0]!.n), () => null),
+    () => (existsSync(mailDir) ? readdirSync(mailDir).length : 0),
+    budget.deadline(20_000, 150_000),
+  );
+  log(`worker ${quiet.quiet ? 'caught up' : `still busy (${quiet.pending ?? '?'} outbox rows pending)`} after ${(quiet.waitedMs / 1000).toFixed(1)} s; seeding took ${seed.stats.seconds} s`);
+  await settleService('seeding', 10_000);
+
+  const base = service.baseUrl;
+  await phase({ id: 'B0', what: B0_WHAT, unit: 'req/s', target: 'baseline', needsMs: 8_000 }, () => measureB0(base, FLOOD_SECONDS));
+  await settleService('B0', 10_000);
+  await phase({ id: 'B1 hot', what: B1_WHAT, unit: 'TPS', target: 'baseline', needsMs: 8_000 }, () => measureB1(pool, workDir, FLOOD_SECONDS));
+
+  const expectedP3 = seed.stats.p3Slots - seed.stats.p3BookedViaApi - seed.stats.p3BookedViaSql;
+  let single = null as SingleClient | null;
+  await phase({ id: 'P3 single client', what: 'five sequential listings of P3 by one client', unit: 'ms', target: '', needsMs: 5_000 }, async () => {
+    single = await singleClient(api, seed.p3.id, 5, budget.deadline(15_000, RESERVE_MS));
+    log(`P3 single client: ${single.latenciesMs.map((ms) => Math.round(ms)).join(', ')} ms; ${single.bookables ?? '?'} bookables (expected ${expectedP3}), ${single.bytes ?? '?'} bytes`);
+    return null;
+  });
+  await phase({ id: 'P3 history', what: P3_HISTORY_WHAT, unit: 'ms median', target: 'cost ≤ 1.2× 30-day', needsMs: 8_000 }, () =>
+    measureHistory(api, seed.p3.id, seed.history.id, 20, budget.deadline(25_000, RESERVE_MS)),
+  );
+
+  const p4Slots = new SlotCursor(seed.p4.slots);
+  await phase({ id: 'P4', what: 'capacityChanged to 1,000 sockets, 20 bookings at 5/s', unit: 'ms p99', target: 'p99 ≤ 250 ms at 1000 sockets', needsMs: 30_000 }, () =>
+    measureP4(api, seed.p4, p4Slots, { id: 'P4', sockets: 1_000, openDeadline: budget.deadline(30_000, RESERVE_MS), deadline: budget.deadline(60_000, RESERVE_MS) }),
+  );
+  await settleService('P4', 10_000);
+  await phase({ id: 'P5', what: 'hold expiry announced', unit: 'ms p99 late', target: 'p99 ≤ 1 s late, exactly once', needsMs: 25_000 }, () =>
+    measureP5(api, pool, seed.p5, budget.deadline(35_000, RESERVE_MS)),
+  );
+
+  await phase({ id: 'P1', what: P1_WHAT, unit: 'bookings/s', target: '≥ 0.25× B0', needsMs: 25_000 }, () => measureP1(api, seed.p1, byId('B0'), 10));
+  await settleService('P1', 20_000);
+  await phase({ id: 'P2', what: P2_WHAT, unit: 'bookings/s', target: '≥ 0.25× B1 hot', needsMs: 15_000 }, () =>
+    measureP2(api, pool, seed.p2, byId('B1 hot'), Math.max(5_000, Math.min(30_000, budget.remainingMs() - RESERVE_MS - 5_000))),
+  );
+  await settleService('P2', 10_000);
+
+  // P3 and the availability probe share one flood: the probe is what a CRM sees while the public hammers a calendar.
+  let probe = null as Awaited<ReturnType<typeof probeAppointments>> | null;
+  await phase({ id: 'P3', what: P3_WHAT, unit: 'req/s', target: '≥ 0.1× B0', needsMs: 12_000 }, async () => {
+    let over = false;
+    const probing = probeAppointments(api, seed.smallProviderRef, () => over);
+    const result = await floodListing(api, seed.p3.id, FLOOD_SECONDS);
+    over = true;
+    probe = await probing;
+    return p3Figure(byId('B0'), single ?? { latenciesMs: [], statuses: [], bytes: null, bookables: null }, result, expectedP3);
+  });
+  if (probe) {
+    const figure = availabilityFigure(probe, seed.stats.smallProviderAppointments);
+    figures.push(figure);
+    log(`availability: p99 ${figure.value ?? 'n/a'} ms over ${probe.statuses.length} probes → ${figure.met ? 'met' : 'NOT met'}`);
+  } else {
+    figures.push(unmeasured('availability', AVAILABILITY_WHAT, 'ms p99', 'p99 ≤ 500 ms', 'not measured: the P3 flood did not run'));
+  }
+  await settleService('P3', 25_000);
+  await phase({ id: 'P3 under writes', what: P3_WRITES_WHAT, unit: 'req/s', target: '≥ 0.05× B0', needsMs: 12_000 }, () =>
+    measureUnderWrites(api, seed.p3.id, seed.p3FreeSlots, byId('B0'), FLOOD_SECONDS),
+  );
+  await settleService('P3 under writes', 20_000);
+
+  await phase({ id: 'P4 stretch', what: 'capacityChanged to 5,000 sockets, 20 bookings at 5/s', unit: 'ms p99', target: 'p99 ≤ 250 ms at 5000 sockets', needsMs: 45_000 }, () =>
+    measureP4(api, seed.p4, p4Slots, { id: 'P4 stretch', sockets: 5_000, openDeadline: budget.deadline(45_000, RESERVE_MS + 20_000), deadline: budget.deadline(80_000, RESERVE_MS) }),
+  );
+}
+
+const ORDER = ['B0', 'B1 hot', 'P1', 'P2', 'P3', 'P3 under writes', 'P3 history', 'availability', 'P4', 'P4 stretch', 'P5'];
+
+try {
+  await measureAll();
+} catch (error) {
+  fatal = errorMessage(error);
+  log(`run aborted: ${fatal}`);
+} finally {
+  if (service) {
+    log('stopping the service');
+    await service.stop();
+  }
+  await stopAll(5_000);
+  await db?.end().catch(() => {});
+}
+
+figures.sort((a, b) => ORDER.indexOf(a.id) - ORDER.indexOf(b.id));
+const results: RunResults = {
+  date: new Date().toISOString(),
+  commit,
+  dirty,
+  machine: machine(),
+  gatewayProcesses: process.env.GATEWAY_PROCESSES ?? null,
+  durationSeconds: Math.round(budget.elapsedMs() / 1000),
+  seed: seedStats,
+  figures,
+};
+if (figures.length) {
+  writeResults(join(projectRoot, 'bench', 'results.json'), results);
+  appendBenchmarks(join(projectRoot, 'BENCHMARKS.md'), results);
+  process.stdout.write(formatTable(results));
+  log(`wrote bench/results.json and a row of BENCHMARKS.md; run took ${results.durationSeconds} s`);
+}
+if (fatal) {
+  log(`service output kept in ${workDir}`);
+  process.exitCode = 1;
+} else {
+  rmSync(workDir, { recursive: true, force: true });
+}
