@@ -63,6 +63,47 @@ export async function announceCapacity(ctx: Context, appointment: Appointment): 
   if (written) await announceTimeslotsAround(ctx, appointment);
 }
 
+/** The facts of a booking-flow appointment a claim already holds: enough to announce its slot without reading it back. */
+export interface ClaimedSlot {
+  id: string;
+  resourceId: string;
+  timeslotId: string | null;
+  productId: string | null;
+  start: Date;
+  end: Date;
+  capacity: number;
+}
+
+/**
+ * Announces a booking-flow appointment's slot after a claim changed its
+ * places, with the count the claim made under the appointment's lock. When
+ * the claim created the appointment and blocked time may reach other slots
+ * (`neighboursMayChange`: some product of the resource has lead or
+ * follow-up time), the timeslots around it are announced as well.
+ */
+export async function announceClaimedSlot(
+  ctx: Context,
+  slot: ClaimedSlot,
+  change: { version: number; capacityLeft: number; created: boolean; neighboursMayChange: boolean },
+): Promise<void> {
+  publish(ctx, {
+    scope: 'slot',
+    version: change.version,
+    resourceId: slot.resourceId,
+    timeslotId: slot.timeslotId,
+    appointmentId: slot.id,
+    productId: slot.productId,
+    kind: 'models.LotAppointment',
+    start: slot.start.toISOString(),
+    end: slot.end.toISOString(),
+    capacity: slot.capacity,
+    capacityLeft: change.capacityLeft,
+  });
+  if (change.created && change.neighboursMayChange) {
+    await announceTimeslotsAround(ctx, { resource: slot.resourceId, start: slot.start, end: slot.end } as unknown as Appointment);
+  }
+}
+
 /**
  * Announces appointments that are being deleted (with the others in
  * `deleted`, e.g. a whole series): each one's slot goes to 0, and the

@@ -1,9 +1,9 @@
-import type { Appointment } from '../appointments/appointment.entity.js';
 import type { Context } from '../kernel/context.js';
 import type { Location } from '../kernel/address.js';
 import { formatWithOffset } from '../kernel/wall-clock.js';
-import type { Participation } from '../participations/participation.entity.js';
+import { ContactProfile } from '../contact-profiles/contact-profile.entity.js';
 import { contactChannelFor } from '../contact-profiles/contact-profile.service.js';
+import { User } from '../users/user.entity.js';
 import { cancelLinkUrl, signCancelToken } from './cancel-link.js';
 import type { ConsumerBookingResult } from './consumer-booking.service.js';
 import type { ReserveResult } from './reserve.service.js';
@@ -19,20 +19,20 @@ export function formatAddress(location: Location | null): string | null {
 
 /** The documented answer of reserve_appointment; `customers` lists only the caller's own hold. */
 export function toReserveView(result: ReserveResult) {
-  const { participation, appointment, capacityLeft } = result;
-  const tz = appointment.provider.timeZone;
-  const from = formatWithOffset(appointment.start, tz);
-  const to = formatWithOffset(appointment.end, tz);
+  const { participation, lot, resource, product, capacityLeft } = result;
+  const tz = resource.provider.timeZone;
+  const from = formatWithOffset(lot.start, tz);
+  const to = formatWithOffset(lot.end, tz);
   return {
     participation: {
       uuid: participation.id,
-      appointment_uuid: appointment.id,
-      timeslot_uuid: appointment.timeslot?.id ?? null,
-      resource_uuid: appointment.resource.id,
-      product_uuid: appointment.product?.id ?? null,
+      appointment_uuid: lot.id,
+      timeslot_uuid: lot.timeslot_id,
+      resource_uuid: lot.resource_id,
+      product_uuid: lot.product_id,
       from,
       to,
-      appointment_capacity: appointment.capacity,
+      appointment_capacity: lot.capacity,
       appointment_capacity_left: capacityLeft,
       customer_uuid: participation.placeholderId,
       customer_mobile: null,
@@ -40,20 +40,20 @@ export function toReserveView(result: ReserveResult) {
       customer_email: null,
       customer_note: null,
       state: participation.state,
-      formatedAddress: formatAddress(appointment.address),
+      formatedAddress: formatAddress(lot.address),
       messages: participation.messages ?? [],
     },
     appointments: [
       {
-        uuid: appointment.id,
+        uuid: lot.id,
         kind: LOT_KIND,
-        product_id: appointment.product?.id ?? null,
-        product_name: appointment.productName ?? appointment.product?.name ?? null,
-        resource_id: appointment.resource.id,
+        product_id: lot.product_id,
+        product_name: lot.product_name ?? product?.name ?? null,
+        resource_id: lot.resource_id,
         from,
         to,
-        state: appointment.state,
-        capacity: appointment.capacity,
+        state: lot.state,
+        capacity: lot.capacity,
         capacity_left: capacityLeft,
         customers: [
           {
@@ -69,35 +69,36 @@ export function toReserveView(result: ReserveResult) {
 }
 
 /** A signed link with which the consumer cancels this participation alone, valid until the appointment starts. */
-export function cancelLinkFor(ctx: Context, participation: Participation, appointment: Appointment): string {
-  const token = signCancelToken(ctx.config.linkSigningSecret, { participationId: participation.id, expiresAt: appointment.start });
+export function cancelLinkFor(ctx: Context, participationId: string, appointmentStart: Date): string {
+  const token = signCancelToken(ctx.config.linkSigningSecret, { participationId, expiresAt: appointmentStart });
   return cancelLinkUrl(ctx.config.publicBaseUrl, token);
 }
 
 /** The documented `createdAppointment`; `formattedStart`/`formattedEnd` follow `timeFormat`. */
 export async function toCreatedAppointmentView(ctx: Context, result: ConsumerBookingResult) {
-  const { participation, appointment, capacityLeft, resource, formatTime: format } = result;
+  const { participation, lot, capacityLeft, resource, product, formatTime: format } = result;
   const tz = resource.provider.timeZone;
-  const product = appointment.product;
+  const contactProfileId = lot.contact_profile_id ?? resource.contactProfile?.id ?? null;
+  const contactId = lot.contact_id ?? resource.contact?.id ?? null;
   return {
-    appointment_uuid: appointment.id,
-    start: formatWithOffset(appointment.start, tz),
-    end: formatWithOffset(appointment.end, tz),
-    formattedStart: format(appointment.start),
-    formattedEnd: format(appointment.end),
-    timeslot_uuid: appointment.timeslot?.id ?? null,
-    product_uuid: product?.id ?? null,
+    appointment_uuid: lot.id,
+    start: formatWithOffset(lot.start, tz),
+    end: formatWithOffset(lot.end, tz),
+    formattedStart: format(lot.start),
+    formattedEnd: format(lot.end),
+    timeslot_uuid: lot.timeslot_id,
+    product_uuid: lot.product_id,
     resource_uuid: resource.id,
     contact_channel: await contactChannelFor(ctx, {
-      contactProfile: appointment.contactProfile ?? resource.contactProfile,
-      contact: appointment.contact ?? resource.contact,
+      contactProfile: contactProfileId ? ctx.em.getReference(ContactProfile, contactProfileId) : null,
+      contact: contactId ? ctx.em.getReference(User, contactId) : null,
     }),
-    product_name: appointment.productName ?? product?.name ?? null,
+    product_name: lot.product_name ?? product?.name ?? null,
     resource_name: resource.publicName,
-    capacity: appointment.capacity,
+    capacity: lot.capacity,
     capacity_left: capacityLeft,
     products: product ? [{ uuid: product.id, name: product.name }] : [],
     kind: LOT_KIND,
-    cancelLink: cancelLinkFor(ctx, participation, appointment),
+    cancelLink: cancelLinkFor(ctx, participation.id, lot.start),
   };
 }

@@ -1,21 +1,20 @@
 import { z } from 'zod';
-import { Appointment } from '../appointments/appointment.entity.js';
-import { announceCapacity } from '../appointments/capacity-events.js';
+import { announceClaimedSlot } from '../appointments/capacity-events.js';
 import { Customer } from '../customers/customer.entity.js';
 import { type Context, inTransaction } from '../kernel/context.js';
 import { DomainError, validationError } from '../kernel/errors.js';
+import { newId } from '../kernel/ids.js';
 import { QUEUES } from '../kernel/jobs.js';
 import { announceAppointmentChange } from '../live/appointment-events.js';
 import { emailAddress, internationalPhone, parseInput, requiredText } from '../kernel/validation.js';
 import { writeOutbox } from '../outbox/outbox.service.js';
-import { Participation } from '../participations/participation.entity.js';
 import type { EffectiveChannel } from '../resources/booking-channel.service.js';
 import type { Resource } from '../resources/resource.entity.js';
 import { findOrCreateConsumer } from './consumer.js';
-import { bookingScope, instantOf, productByUuid, uuidField } from './booking-request.js';
+import { type BookingScope, bookingScope, instantOf, uuidField } from './booking-request.js';
 import { compilePattern, DEFAULT_TIME_FORMAT } from './date-pattern.js';
-import { capacityLeft } from '../appointments/occupancy.js';
-import { claimPlace, lockAppointment, slotTaken } from './place-claim.js';
+import { claimPlace, completeHold, insertParticipation, lockHeldLot, type LotRow, type PlaceCount, slotTaken } from './place-claim.js';
+import { appointmentOf, type HeldPlace, slotOf } from './reserve.service.js';
 
 export const CONSUMER_MESSAGE_MAX = 1024;
 
@@ -38,21 +37,23 @@ const bookingInput = z.object({
     .nullish(),
   channelKey: z.string().nullish(),
 });
+type BookingInput = z.output<typeof bookingInput>;
 
-export interface ConsumerBookingResult {
-  participation: Participation;
-  appointment: Appointment;
-  capacityLeft: number;
-  resource: Resource;
+export interface ConsumerBookingResult extends HeldPlace {
   /** Formats formattedStart/formattedEnd by the request's `timeFormat` in the consumer's language. */
   formatTime: (date: Date) => string;
 }
+
+const alreadyParticipating = () =>
+  new DomainError('ALREADY_PARTICIPATING', 'AppointmentAlreadyBookedException: you already take part in this appointment', 'AppointmentAlreadyBookedException');
 
 /**
  * Completes a booking with the consumer's data. The consumer's own hold
  * (found by `placeholder_id`) is completed; without one, or after it was
  * removed, the place is claimed afresh and refused with 412 if it is gone.
  * The channel's booking process decides BOOKED (IMMEDIATE) or REQUESTED.
+ * The consumer's user and customer are written first, so the appointment's
+ * lock is held only for the count, the participation and the outbox rows.
  */
 export async function createAppointmentWithConsumer(
   ctx: Context,
@@ -67,84 +68,125 @@ export async function createAppointmentWithConsumer(
   if (to <= from) throw validationError('end must be after start');
   // Checked before booking: a bad pattern must be a 400 that books nothing.
   const formatTime = compilePattern(query.timeFormat ?? DEFAULT_TIME_FORMAT, scope.main.provider.timeZone, input.locale, 'timeFormat');
+  const requested = scope.productByUuid(input.product_uuid);
+  const oneProvider = scope.resources.every((r) => r.provider.id === scope.main.provider.id);
   return inTransaction(scope.scoped, async (tx) => {
-    const product = await productByUuid(tx, scope.main, input.product_uuid);
+    // Customers belong to a provider: with resources of several providers, the appointment decides which.
+    const early = oneProvider ? await consumerFor(tx, scope.main, input) : null;
     const resourceIds = scope.resources.map((r) => r.id);
-    let hold = input.placeholder_id
-      ? await tx.em.findOne(Participation, { placeholderId: input.placeholder_id, state: 'RESERVED', appointment: { resource: { $in: resourceIds } } })
-      : null;
-    let appointment!: Appointment;
-    let left: number;
-    if (hold) {
-      appointment = (await lockAppointment(tx, { id: hold.appointment.id }))!;
-      hold = await tx.em.findOne(Participation, { id: hold.id, state: 'RESERVED' }, { refresh: true });
-    }
-    if (hold) {
-      if (appointment.id !== input.timeslot_uuid && appointment.timeslot?.id !== input.timeslot_uuid) {
+    const held = input.placeholder_id ? await lockHeldLot(tx, input.placeholder_id, resourceIds) : null;
+    if (held) {
+      const { lot } = held;
+      if (lot.id !== input.timeslot_uuid && lot.timeslot_id !== input.timeslot_uuid) {
         throw validationError('timeslot_uuid must name the reserved appointment or its timeslot');
       }
-      if (appointment.start.getTime() !== from.getTime() || appointment.end.getTime() !== to.getTime()) {
+      if (lot.start.getTime() !== from.getTime() || lot.end.getTime() !== to.getTime()) {
         throw validationError('start and end must be those of the reserved appointment');
       }
       // A hold does not outlive its appointment: once it is cancelled, archived or has begun, it cannot be completed.
-      if (appointment.state !== 'ACTIVE' || appointment.archived || appointment.start <= tx.clock.now()) throw slotTaken();
-      const live = hold.expiresAt !== null && hold.expiresAt > tx.clock.now();
-      // An expired hold no longer counts, so the place must still be free to complete it.
-      left = (await capacityLeft(tx, appointment)) - (live ? 0 : 1);
-      if (left < 0) throw slotTaken();
-    } else {
-      const claim = await claimPlace(tx, { resources: scope.resources, channelOf: scope.channelOf, uuid: input.timeslot_uuid, from, to, product });
-      appointment = claim.appointment;
-      left = claim.capacityLeft - 1;
-      if (left < 0) throw slotTaken();
+      if (lot.state !== 'ACTIVE' || lot.archived || lot.start <= tx.clock.now()) throw slotTaken();
+      const resource = scope.resources.find((r) => r.id === lot.resource_id)!;
+      const { channel } = scope.channelOf(resource);
+      const customer = early ?? (await consumerFor(tx, resource, input));
+      await assertAcceptedOnExclusiveChannel(tx, channel, customer);
+      const place = placeOf(channel, customer, input);
+      const done = await completeHold(tx, lot, held.holdId, place);
+      if (done.mine) throw alreadyParticipating();
+      // A hold that went (expired and removed) between our read and our lock is claimed afresh below.
+      if (done.held) {
+        if (!done.given) throw slotTaken();
+        const participation = { id: held.holdId, placeholderId: input.placeholder_id!, state: place.state, messages: place.messages };
+        return finishBooking(tx, scope, { lot, resource, participation, count: done, created: false, fromHold: true, message: input.message ?? null, formatTime });
+      }
     }
-
-    const resource = scope.resources.find((r) => r.id === appointment.resource.id)!;
+    const claim = await claimPlace(tx, {
+      scope,
+      uuid: input.timeslot_uuid,
+      uuidKind: 'timeslot',
+      from,
+      to,
+      product: requested,
+      holderWithoutHold: Boolean(input.placeholder_id),
+    });
+    const { lot, resource } = claim;
     const { channel } = scope.channelOf(resource);
-    const { customer } = await findOrCreateConsumer(tx, resource, {
+    const customer = early ?? (await consumerFor(tx, resource, input));
+    await assertAcceptedOnExclusiveChannel(tx, channel, customer);
+    const place = placeOf(channel, customer, input);
+    const participation = { id: newId(), placeholderId: newId(), state: place.state, messages: place.messages };
+    const count = await insertParticipation(tx, lot, { ...place, ...participation, expiresAt: null });
+    if (count.mine) throw alreadyParticipating();
+    if (!count.given) throw slotTaken();
+    return finishBooking(tx, scope, { lot, resource, participation, count, created: claim.created, fromHold: false, message: input.message ?? null, formatTime });
+  });
+}
+
+function placeOf(channel: EffectiveChannel, customer: Customer, input: BookingInput) {
+  return {
+    state: channel.bookingProcess === 'IMMEDIATE' ? ('BOOKED' as const) : ('REQUESTED' as const),
+    customerId: customer.id,
+    channelKey: channel.channelKey,
+    locale: input.locale ?? null,
+    messages: input.message ? [input.message] : null,
+  };
+}
+
+/** Mails to the consumer and the provider, the slot's new capacity and the CRM feed go to the outbox; then the answer. */
+async function finishBooking(
+  tx: Context,
+  scope: BookingScope,
+  booking: {
+    lot: LotRow;
+    resource: Resource;
+    participation: ConsumerBookingResult['participation'];
+    count: PlaceCount;
+    created: boolean;
+    fromHold: boolean;
+    message: string | null;
+    formatTime: (date: Date) => string;
+  },
+): Promise<ConsumerBookingResult> {
+  const { lot, resource, participation, count } = booking;
+  const [consumerMail, providerMail] =
+    participation.state === 'BOOKED'
+      ? (['booking-confirmation', 'provider-booking-notification'] as const)
+      : (['booking-request-received', 'provider-booking-request'] as const);
+  for (const template of [consumerMail, providerMail]) {
+    writeOutbox(tx.em, {
+      kind: 'mail',
+      topic: QUEUES.mail,
+      payload: { template, params: { participationId: participation.id, appointmentId: lot.id }, message: booking.message },
+    });
+  }
+  const capacityLeft = lot.capacity - count.taken - 1;
+  await announceClaimedSlot(tx, slotOf(lot), {
+    version: count.version,
+    // A private appointment (made from a timeslot with defaultAcceptBookings false) is no longer listed.
+    capacityLeft: lot.accept_bookings ? capacityLeft : 0,
+    created: booking.created,
+    neighboursMayChange: scope.hasBlockedTime(resource),
+  });
+  announceAppointmentChange(
+    tx,
+    booking.fromHold ? 'PARTICIPATION_STATE_CHANGED' : 'PARTICIPATION_ADDED',
+    appointmentOf(lot),
+    { id: participation.id, reference: null, state: participation.state },
+    booking.fromHold ? 'RESERVED' : null,
+  );
+  return { participation, lot, resource, product: scope.productById(lot.product_id), capacityLeft, formatTime: booking.formatTime };
+}
+
+/** The consumer's user and customer of the resource's provider (see consumer.ts). */
+const consumerFor = async (ctx: Context, resource: Resource, input: BookingInput): Promise<Customer> =>
+  (
+    await findOrCreateConsumer(ctx, resource, {
       email: input.email,
       firstName: input.firstname,
       lastName: input.lastname,
       mobile: input.mobile ?? null,
       locale: input.locale ?? null,
-    });
-    await assertAcceptedOnExclusiveChannel(tx, channel, customer);
-    const already = await tx.em.count(Participation, {
-      appointment,
-      customer,
-      id: { $ne: hold?.id ?? null },
-      $or: [{ state: { $in: ['REQUESTED', 'BOOKED'] } }, { state: 'RESERVED', expiresAt: { $gt: tx.clock.now() } }],
-    });
-    if (already) {
-      throw new DomainError('ALREADY_PARTICIPATING', 'AppointmentAlreadyBookedException: you already take part in this appointment', 'AppointmentAlreadyBookedException');
-    }
-
-    const participation = hold ?? tx.em.create(Participation, { crm: appointment.crm, appointment, state: 'RESERVED', channelKey: channel.channelKey });
-    participation.customer = customer;
-    participation.state = channel.bookingProcess === 'IMMEDIATE' ? 'BOOKED' : 'REQUESTED';
-    participation.expiresAt = null;
-    participation.channelKey = channel.channelKey;
-    participation.locale = input.locale ?? null;
-    participation.messages = input.message ? [input.message] : null;
-    await tx.em.flush();
-
-    const [consumerMail, providerMail] =
-      channel.bookingProcess === 'IMMEDIATE'
-        ? (['booking-confirmation', 'provider-booking-notification'] as const)
-        : (['booking-request-received', 'provider-booking-request'] as const);
-    for (const template of [consumerMail, providerMail]) {
-      writeOutbox(tx.em, {
-        kind: 'mail',
-        topic: QUEUES.mail,
-        payload: { template, params: { participationId: participation.id, appointmentId: appointment.id }, message: input.message ?? null },
-      });
-    }
-    await announceCapacity(tx, appointment);
-    announceAppointmentChange(tx, hold ? 'PARTICIPATION_STATE_CHANGED' : 'PARTICIPATION_ADDED', appointment, participation, hold ? 'RESERVED' : null);
-    await tx.em.populate(appointment, ['provider', 'resource', 'product', 'timeslot']);
-    return { participation, appointment, capacityLeft: left, resource, formatTime };
-  });
-}
+    })
+  ).customer;
 
 /** On RESOURCE_EXCLUSIVE only the provider's accepted customers may book (matched by customer or e-mail). */
 async function assertAcceptedOnExclusiveChannel(ctx: Context, channel: EffectiveChannel, customer: Customer): Promise<void> {

@@ -1,120 +1,371 @@
 import { type FilterQuery, LockMode } from '@mikro-orm/core';
 import { Appointment } from '../appointments/appointment.entity.js';
+import type { Location } from '../kernel/address.js';
 import type { Context } from '../kernel/context.js';
 import { DomainError, validationError } from '../kernel/errors.js';
 import { newId } from '../kernel/ids.js';
 import type { Product } from '../products/product.entity.js';
-import type { BookingChannelSetting } from '../resources/booking-channel-setting.entity.js';
-import { channelOffersProduct, type EffectiveChannel } from '../resources/booking-channel.service.js';
 import type { Resource } from '../resources/resource.entity.js';
-import { keepsLeadAndFollowUp, slotAt } from '../timeslots/slot-grid.js';
-import { Timeslot } from '../timeslots/timeslot.entity.js';
-import { capacityLeft } from '../appointments/occupancy.js';
-import { fitsRaster, productsOf } from './bookables.service.js';
+import { slotAt } from '../timeslots/slot-grid.js';
+import { blockedPeriod, BusyIndex, fitsDuration, type LotState, lotListed, OCCUPYING_SQL, productsForSlot } from './bookability.js';
+import type { BookingScope } from './booking-request.js';
 
 export const SLOT_TAKEN_MESSAGE = 'Das überlappt mit einem anderen Termin.';
 /** The documented refusal when the place is gone: 412 with errorCode 201. */
 export const slotTaken = () => new DomainError('SLOT_TAKEN', SLOT_TAKEN_MESSAGE, '201');
 
+/** An appointment of the booking flow as its row reads, with its timeslot's state; locked FOR UPDATE by whoever loaded it. */
+export interface LotRow {
+  id: string;
+  crm_id: string;
+  provider_id: string;
+  resource_id: string;
+  product_id: string | null;
+  timeslot_id: string | null;
+  reference: string;
+  start: Date;
+  end: Date;
+  capacity: number;
+  accept_bookings: boolean;
+  archived: boolean;
+  state: 'ACTIVE' | 'CANCELLED';
+  product_name: string | null;
+  address: Location | null;
+  contact_id: string | null;
+  contact_profile_id: string | null;
+  timeslot_state: string | null;
+}
+
+/** Raw rows carry timestamptz as text (the ORM's pg type parsers); these read them as instants. */
+const instant = (value: Date | string): Date => (value instanceof Date ? value : new Date(value));
+const readLot = <T extends LotRow>(row: T): T => ({ ...row, start: instant(row.start), end: instant(row.end) });
+const readTimeslot = (row: TimeslotRow): TimeslotRow => ({ ...row, start: instant(row.start), end: instant(row.end) });
+
+const LOT_COLUMNS = `a.id, a.crm_id, a.provider_id, a.resource_id, a.product_id, a.timeslot_id, a.reference, a.start, a."end",
+  a.capacity, a.accept_bookings, a.archived, a.state, a.product_name, a.address, a.contact_id, a.contact_profile_id, t.state as timeslot_state`;
+
+/** The facts of a lot the bookability rule looks at. */
+export const lotState = (lot: LotRow): LotState => ({
+  state: lot.state,
+  archived: lot.archived,
+  acceptBookings: lot.accept_bookings,
+  startMs: lot.start.getTime(),
+  capacity: lot.capacity,
+  timeslotState: lot.timeslot_state,
+  // Loaded only through an open resource (see lockLot).
+  resourceOpen: true,
+});
+
 export interface ClaimRequest {
-  /** Resources the request may book (the path's resource plus `ref` query resources). */
-  resources: Resource[];
-  channelOf(resource: Resource): { channel: EffectiveChannel; rows: BookingChannelSetting[] };
+  scope: BookingScope;
   /** A timeslot UUID (slot of kind Bookable) or an appointment UUID (kind LotAppointment). */
   uuid: string;
+  /** Which one to try first: the request's field says what the client meant. */
+  uuidKind: 'timeslot' | 'appointment';
   from: Date;
   to: Date;
   product: Product | null;
+  /**
+   * A holder completing after the hold expired and the worker removed it, and
+   * with it the appointment that held nothing else: an unknown UUID then
+   * means the slot [from, to) of the resource's timeslots.
+   */
+  holderWithoutHold?: boolean;
+}
+
+export interface Claim {
+  lot: LotRow;
+  /** The appointment was made by this claim (the first booking of its slot). */
+  created: boolean;
+  resource: Resource;
 }
 
 /**
  * Finds and locks the appointment a booking-flow request counts against,
- * creating it from the timeslot on the first booking of a slot. Creation is
- * serialised per resource with a transaction-scoped advisory lock and the
- * (timeslot, start) unique constraint makes a second appointment impossible;
- * an existing appointment is locked with FOR UPDATE. Refuses with 412 when
- * no place is left.
+ * creating it from the timeslot on the first booking of a slot. No lock wider
+ * than the slot is taken: an existing appointment is locked FOR UPDATE; a new
+ * one is inserted with ON CONFLICT on (timeslot, start), so the first of two
+ * concurrent first bookings creates it and the second joins it; PostgreSQL's
+ * exclusion constraint refuses a new appointment whose blocked period
+ * (lead/follow-up time included) overlaps another's (412). The resources are
+ * held FOR SHARE against a concurrent delete or archive until commit. Places
+ * are counted by the caller, under the appointment's lock.
  */
-export async function claimPlace(ctx: Context, request: ClaimRequest): Promise<{ appointment: Appointment; created: boolean; capacityLeft: number }> {
-  const now = ctx.clock.now();
-  // Holds the resources against a concurrent delete or archive until this booking commits.
-  const live = await ctx.em.execute<{ id: string }[]>(
-    `select id from resource where id in (${request.resources.map(() => '?').join(',')}) and deleted_at is null and archived = false for share`,
-    request.resources.map((r) => r.id),
-  );
-  const resourceIds = live.map((row) => row.id);
-  if (!resourceIds.length) throw slotTaken();
-  const appointment = await lockAppointment(ctx, { id: request.uuid, resource: { $in: resourceIds } });
-  if (appointment) {
-    if (appointment.start.getTime() !== request.from.getTime() || appointment.end.getTime() !== request.to.getTime()) {
-      throw validationError('from and to must be the start and end of the appointment');
-    }
-    assertBookable(appointment, now);
-    const resource = request.resources.find((r) => r.id === appointment.resource.id)!;
-    const { channel, rows } = request.channelOf(resource);
-    if (appointment.product && !channelOffersProduct(rows, channel, appointment.product.id)) {
-      throw validationError('product_uuid: this product is not offered on this channel');
-    }
-    if (request.product && appointment.product && request.product.id !== appointment.product.id) {
-      throw validationError('product_uuid does not match the appointment');
-    }
-    return { appointment, created: false, capacityLeft: await capacityLeft(ctx, appointment) };
-  }
+export async function claimPlace(ctx: Context, request: ClaimRequest): Promise<Claim> {
+  const resourceIds = request.scope.resources.map((r) => r.id);
+  const byAppointment = async () => {
+    const lot = await lockLot(ctx, 'a.id = ?', [request.uuid], resourceIds);
+    return lot && joinLot(ctx, request, lot, true);
+  };
+  const byTimeslot = async () => {
+    const timeslot = await findTimeslot(ctx, request.uuid, resourceIds);
+    return timeslot && claimSlot(ctx, request, timeslot);
+  };
+  const [first, second] = request.uuidKind === 'appointment' ? [byAppointment, byTimeslot] : [byTimeslot, byAppointment];
+  const claim = (await first()) ?? (await second()) ?? (request.holderWithoutHold ? await claimSlotAt(ctx, request) : null);
+  if (!claim) throw validationError('timeslot_uuid: no open timeslot or appointment with this UUID for this resource');
+  return claim;
+}
 
-  const timeslot = await ctx.em.findOne(Timeslot, { id: request.uuid, resource: { $in: resourceIds } }, { populate: ['resource'] });
-  if (!timeslot) throw validationError('timeslot_uuid: no open timeslot or appointment with this UUID for this resource');
+/** The slot [from, to) of a timeslot of the resources, claimed afresh; null when no timeslot covers it. */
+async function claimSlotAt(ctx: Context, request: ClaimRequest): Promise<Claim | null> {
+  const resourceIds = request.scope.resources.map((r) => r.id);
+  const rows = await ctx.em.execute<TimeslotRow[]>(
+    `${TIMESLOT_SELECT} where t.resource_id in (${resourceIds.map(() => '?').join(',')}) and t.start <= ? and t."end" >= ?
+       and r.deleted_at is null and not r.archived limit 1 for share of r`,
+    [...resourceIds, request.from, request.to],
+  );
+  return rows[0] ? claimSlot(ctx, request, readTimeslot(rows[0])) : null;
+}
+
+interface TimeslotRow {
+  id: string;
+  resource_id: string;
+  start: Date;
+  end: Date;
+  raster: number;
+  default_capacity: number;
+  default_accept_bookings: boolean;
+  address: Location | null;
+  state: string;
+}
+
+const TIMESLOT_SELECT = `select t.id, t.resource_id, t.start, t."end", t.raster, t.default_capacity, t.default_accept_bookings, t.address, t.state
+  from timeslot t join resource r on r.id = t.resource_id`;
+
+async function findTimeslot(ctx: Context, id: string, resourceIds: string[]): Promise<TimeslotRow | undefined> {
+  const rows = await ctx.em.execute<TimeslotRow[]>(
+    `${TIMESLOT_SELECT} where t.id = ? and t.resource_id in (${resourceIds.map(() => '?').join(',')})
+       and r.deleted_at is null and not r.archived for share of r`,
+    [id, ...resourceIds],
+  );
+  return rows[0] && readTimeslot(rows[0]);
+}
+
+/** Locks an appointment of the resources (and shares their rows); null when there is none. */
+async function lockLot(ctx: Context, where: string, params: unknown[], resourceIds: string[]): Promise<LotRow | null> {
+  const rows = await ctx.em.execute<LotRow[]>(
+    `select ${LOT_COLUMNS} from appointment a join resource r on r.id = a.resource_id left join timeslot t on t.id = a.timeslot_id
+      where ${where} and a.resource_id in (${resourceIds.map(() => '?').join(',')}) and r.deleted_at is null and not r.archived
+      for update of a for share of r`,
+    [...params, ...resourceIds],
+  );
+  return rows[0] ? readLot(rows[0]) : null;
+}
+
+/** The appointment of a live or expired hold (by its placeholder id), locked; with the hold's id. */
+export async function lockHeldLot(ctx: Context, placeholderId: string, resourceIds: string[]): Promise<{ lot: LotRow; holdId: string } | null> {
+  const rows = await ctx.em.execute<(LotRow & { hold_id: string })[]>(
+    `select ${LOT_COLUMNS}, p.id as hold_id from participation p join appointment a on a.id = p.appointment_id
+       join resource r on r.id = a.resource_id left join timeslot t on t.id = a.timeslot_id
+      where p.placeholder_id = ? and p.state = 'RESERVED' and a.resource_id in (${resourceIds.map(() => '?').join(',')})
+        and r.deleted_at is null and not r.archived
+      for update of a for share of r`,
+    [placeholderId, ...resourceIds],
+  );
+  const row = rows[0];
+  if (!row) return null;
+  const { hold_id: holdId, ...lot } = readLot(row);
+  return { lot, holdId };
+}
+
+/**
+ * Completes a hold in its locked appointment with the consumer: a live hold
+ * keeps its place; an expired one needs a free place again (spec rule 3).
+ * `given` is false (and `held` tells why) when the hold is gone or no place is
+ * left; `mine` counts other places of the same customer.
+ */
+export async function completeHold(
+  ctx: Context,
+  lot: LotRow,
+  holdId: string,
+  row: { state: string; customerId: string; channelKey: string; locale: string | null; messages: string[] | null },
+): Promise<PlaceCount & { held: boolean; live: boolean }> {
+  const now = ctx.clock.now();
+  const [count] = await ctx.em.execute<{ taken: number; mine: number; held: number; live: boolean | null; given: number; version: string }[]>(
+    `with taken as (
+       select count(*)::int as n, (count(*) filter (where p.customer_id = ?))::int as mine
+         from participation p where p.appointment_id = ? and p.id <> ? and ${OCCUPYING_SQL}
+     ), hold as (
+       select id, expires_at > ? as live from participation where id = ? and state = 'RESERVED'
+     ), given as (
+       update participation set customer_id = ?, state = ?, expires_at = null, channel_key = ?, locale = ?, messages = ?::jsonb, updated_at = ?
+        where id = (select id from hold)
+          and ((select live from hold) or (select n from taken) < ?) and (select mine from taken) = 0
+       returning id
+     )
+     select taken.n as taken, taken.mine, (select count(*) from hold)::int as held, (select live from hold) as live,
+            (select count(*) from given)::int as given, (extract(epoch from clock_timestamp()) * 1000000)::bigint as version
+       from taken`,
+    [row.customerId, lot.id, holdId, now, now, holdId, row.customerId, row.state, row.channelKey, row.locale, row.messages ? JSON.stringify(row.messages) : null, now, lot.capacity],
+  );
+  return { taken: count!.taken, mine: count!.mine, held: count!.held > 0, live: count!.live === true, given: count!.given > 0, version: Number(count!.version) };
+}
+
+/** Checks a locked, existing appointment against the request: the same slot, still open, a product the channel offers. */
+function joinLot(ctx: Context, request: ClaimRequest, lot: LotRow, named: boolean): Claim {
+  if (named && (lot.start.getTime() !== request.from.getTime() || lot.end.getTime() !== request.to.getTime())) {
+    throw validationError('from and to must be the start and end of the appointment');
+  }
+  if (!lotListed(lotState(lot), ctx.clock.now().getTime())) throw slotTaken();
+  const resource = request.scope.resources.find((r) => r.id === lot.resource_id)!;
+  if (lot.product_id) {
+    if (!request.scope.offeredOf(resource).some((p) => p.id === lot.product_id)) {
+      if (named) throw validationError('product_uuid: this product is not offered on this channel');
+      throw slotTaken();
+    }
+    if (request.product && request.product.id !== lot.product_id) {
+      if (named) throw validationError('product_uuid does not match the appointment');
+      // Somebody booked this slot first with another product.
+      throw slotTaken();
+    }
+  }
+  return { lot, created: false, resource };
+}
+
+/** The first booking of a slot of a timeslot creates its appointment; a later one joins it. */
+async function claimSlot(ctx: Context, request: ClaimRequest, timeslot: TimeslotRow): Promise<Claim> {
   if (timeslot.state !== 'BOOKABLE') throw validationError('timeslot_uuid: this timeslot is not open for booking');
   const slot = slotAt(timeslot, request.from, request.to);
   if (!slot) throw validationError('from and to must be one slot of the timeslot grid');
-  if (slot.start <= now) throw validationError('from lies in the past');
-  const resource = request.resources.find((r) => r.id === timeslot.resource.id)!;
-  await ctx.em.execute('select pg_advisory_xact_lock(hashtextextended(?, 0))', [`resource:${resource.id}`]);
-
-  const lot = await lockAppointment(ctx, { timeslot, start: slot.start });
-  if (lot) {
-    // Somebody booked this slot first; later bookings share its appointment.
-    assertBookable(lot, now);
-    if (request.product && lot.product && request.product.id !== lot.product.id) throw slotTaken();
-    return { appointment: lot, created: false, capacityLeft: await capacityLeft(ctx, lot) };
-  }
-
-  const { channel, rows } = request.channelOf(resource);
-  // The products upcoming_bookables offers for this slot, by the same rules.
-  const offered = (await productsOf(ctx, resource)).filter((p) => fitsRaster(p, timeslot.raster) && channelOffersProduct(rows, channel, p.id));
-  if (request.product && !offered.some((p) => p.id === request.product!.id)) {
+  if (slot.start <= ctx.clock.now()) throw validationError('from lies in the past');
+  const resource = request.scope.resources.find((r) => r.id === timeslot.resource_id)!;
+  const sized = request.scope.offeredOf(resource).filter((p) => fitsDuration(p, timeslot.raster));
+  if (request.product && !sized.some((p) => p.id === request.product!.id)) {
     throw validationError('product_uuid: this product is not offered for this slot on this channel');
   }
-  const busy = await ctx.em.find(Appointment, {
-    resource,
-    state: 'ACTIVE',
-    archived: false,
-    start: { $lt: timeslot.end },
-    end: { $gt: timeslot.start },
-  });
-  if (busy.some((a) => a.start < slot.end && a.end > slot.start)) throw slotTaken();
-  const fitting = offered.filter((p) => keepsLeadAndFollowUp(slot, p.leadTimeMinutes, p.followUpTimeMinutes, busy, timeslot));
+  const period = { startMs: slot.start.getTime(), endMs: slot.end.getTime() };
+  const widest = sized.reduce(
+    (window, p) => {
+      const blocked = blockedPeriod(period, p);
+      return { startMs: Math.min(window.startMs, blocked.startMs), endMs: Math.max(window.endMs, blocked.endMs) };
+    },
+    { ...period },
+  );
+  const busy = await ctx.em.execute<{ id: string; timeslot_id: string | null; start: string; blocked_from: string; blocked_to: string }[]>(
+    `select id, timeslot_id, start, blocked_from, blocked_to from appointment
+      where resource_id = ? and state = 'ACTIVE' and not archived and tstzrange(blocked_from, blocked_to) && tstzrange(?, ?)`,
+    [resource.id, new Date(widest.startMs), new Date(widest.endMs)],
+  );
+  const own = busy.find((a) => a.timeslot_id === timeslot.id && instant(a.start).getTime() === period.startMs);
+  if (own) return joinExisting(ctx, request, timeslot, period.startMs);
+
+  const index = new BusyIndex(busy.map((a) => ({ startMs: instant(a.blocked_from).getTime(), endMs: instant(a.blocked_to).getTime() })));
+  const fitting = productsForSlot(sized, period, { startMs: timeslot.start.getTime(), endMs: timeslot.end.getTime() }, index);
   const product = request.product ?? (fitting.length === 1 ? fitting[0]! : null);
   if (!product && fitting.length > 1) throw validationError('product_uuid is required: this slot offers several products');
-  // A product whose lead or follow-up time does not fit (any more) makes the slot taken for it.
+  // A slot that is busy, or whose product's lead or follow-up time does not fit (any more), is taken for it.
   if (!product || !fitting.some((p) => p.id === product.id)) throw slotTaken();
 
-  const created = ctx.em.create(Appointment, {
-    crm: resource.crm,
-    provider: resource.provider,
-    resource,
-    product,
-    timeslot,
-    reference: `lot-${newId()}`,
+  const id = newId();
+  const inserted = await ctx.em.execute<{ id: string }[]>(
+    `insert into appointment (id, crm_id, provider_id, resource_id, product_id, timeslot_id, reference, start, "end", capacity,
+        accept_bookings, contact_id, contact_profile_id, address, archived, state, created_at)
+     values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?::jsonb, false, 'ACTIVE', ?)
+     on conflict on constraint appointment_timeslot_start_unique do nothing
+     returning id`,
+    [
+      id,
+      resource.crm.id,
+      resource.provider.id,
+      resource.id,
+      product.id,
+      timeslot.id,
+      `lot-${id}`,
+      slot.start,
+      slot.end,
+      timeslot.default_capacity,
+      timeslot.default_accept_bookings,
+      resource.contact?.id ?? null,
+      resource.contactProfile?.id ?? null,
+      JSON.stringify(timeslot.address ?? resource.address ?? null),
+      ctx.clock.now(),
+    ],
+  );
+  // Somebody made this slot's appointment since we looked: later bookings share it.
+  if (!inserted.length) return joinExisting(ctx, request, timeslot, period.startMs);
+  const lot: LotRow = {
+    id,
+    crm_id: resource.crm.id,
+    provider_id: resource.provider.id,
+    resource_id: resource.id,
+    product_id: product.id,
+    timeslot_id: timeslot.id,
+    reference: `lot-${id}`,
     start: slot.start,
     end: slot.end,
-    capacity: timeslot.defaultCapacity,
-    acceptBookings: timeslot.defaultAcceptBookings,
-    address: timeslot.address ?? resource.address,
-    contact: resource.contact,
-    contactProfile: resource.contactProfile,
-  });
-  await ctx.em.flush();
-  return { appointment: created, created: true, capacityLeft: created.capacity };
+    capacity: timeslot.default_capacity,
+    accept_bookings: timeslot.default_accept_bookings,
+    archived: false,
+    state: 'ACTIVE',
+    product_name: null,
+    address: timeslot.address ?? resource.address ?? null,
+    contact_id: resource.contact?.id ?? null,
+    contact_profile_id: resource.contactProfile?.id ?? null,
+    timeslot_state: timeslot.state,
+  };
+  return { lot, created: true, resource };
+}
+
+async function joinExisting(ctx: Context, request: ClaimRequest, timeslot: TimeslotRow, startMs: number): Promise<Claim> {
+  const lot = await lockLot(ctx, 'a.timeslot_id = ? and a.start = ?', [timeslot.id, new Date(startMs)], [timeslot.resource_id]);
+  if (!lot) throw slotTaken();
+  return joinLot(ctx, request, lot, false);
+}
+
+/** How a claimed place was counted: places taken before this request, whether the place was given, the event version. */
+export interface PlaceCount {
+  taken: number;
+  /** Places the same customer already takes (REQUESTED, BOOKED, live hold) in this appointment. */
+  mine: number;
+  given: boolean;
+  /** PostgreSQL's clock under the appointment's lock (see live/event-version.ts). */
+  version: number;
+}
+
+/**
+ * Inserts a participation into a locked appointment if a place is left (and
+ * the customer, if any, does not take part yet): one guarded statement whose
+ * count runs after the lock was granted, so it sees every committed place.
+ */
+export async function insertParticipation(
+  ctx: Context,
+  lot: LotRow,
+  row: { id: string; placeholderId: string; state: string; customerId: string | null; expiresAt: Date | null; channelKey: string; locale: string | null; messages: string[] | null },
+): Promise<PlaceCount> {
+  const now = ctx.clock.now();
+  const [count] = await ctx.em.execute<{ taken: number; mine: number; given: number; version: string }[]>(
+    `with taken as (
+       select count(*)::int as n, (count(*) filter (where p.customer_id = ?))::int as mine
+         from participation p where p.appointment_id = ? and ${OCCUPYING_SQL}
+     ), given as (
+       insert into participation (id, crm_id, appointment_id, customer_id, placeholder_id, state, expires_at, channel_key, messages, locale, created_at, updated_at)
+       select ?, ?, ?, ?, ?, ?, ?, ?, ?::jsonb, ?, ?, ? from taken where taken.n < ? and taken.mine = 0
+       returning id
+     )
+     select taken.n as taken, taken.mine, (select count(*) from given)::int as given,
+            (extract(epoch from clock_timestamp()) * 1000000)::bigint as version
+       from taken`,
+    [
+      row.customerId,
+      lot.id,
+      now,
+      row.id,
+      lot.crm_id,
+      lot.id,
+      row.customerId,
+      row.placeholderId,
+      row.state,
+      row.expiresAt,
+      row.channelKey,
+      row.messages ? JSON.stringify(row.messages) : null,
+      row.locale,
+      now,
+      now,
+      lot.capacity,
+    ],
+  );
+  return { taken: count!.taken, mine: count!.mine, given: count!.given > 0, version: Number(count!.version) };
 }
 
 /**
@@ -125,9 +376,4 @@ export async function claimPlace(ctx: Context, request: ClaimRequest): Promise<{
 export async function lockAppointment(ctx: Context, where: FilterQuery<Appointment>): Promise<Appointment | null> {
   const appointment = await ctx.em.findOne(Appointment, where, { lockMode: LockMode.PESSIMISTIC_WRITE, refresh: true });
   return appointment && ctx.em.populate(appointment, ['resource', 'product', 'timeslot', 'provider']);
-}
-
-function assertBookable(appointment: Appointment, now: Date): void {
-  if (appointment.state !== 'ACTIVE' || appointment.archived || !appointment.acceptBookings || appointment.start <= now) throw slotTaken();
-  if (appointment.timeslot && appointment.timeslot.state !== 'BOOKABLE') throw slotTaken();
 }

@@ -1,14 +1,17 @@
 import { z } from 'zod';
-import { announceCapacity } from '../appointments/capacity-events.js';
-import type { Appointment } from '../appointments/appointment.entity.js';
+import { announceClaimedSlot } from '../appointments/capacity-events.js';
 import { type Context, inTransaction } from '../kernel/context.js';
 import { validationError } from '../kernel/errors.js';
+import { newId } from '../kernel/ids.js';
+import { QUEUES } from '../kernel/jobs.js';
 import { announceAppointmentChange } from '../live/appointment-events.js';
 import { parseInput } from '../kernel/validation.js';
-import { placeHold } from '../participations/hold.service.js';
-import { Participation } from '../participations/participation.entity.js';
-import { bookingScope, instantOf, productByUuid, uuidField } from './booking-request.js';
-import { claimPlace, slotTaken } from './place-claim.js';
+import { writeOutbox } from '../outbox/outbox.service.js';
+import type { ParticipationState } from '../participations/participation.entity.js';
+import type { Product } from '../products/product.entity.js';
+import type { Resource } from '../resources/resource.entity.js';
+import { bookingScope, instantOf, uuidField } from './booking-request.js';
+import { claimPlace, insertParticipation, type LotRow, slotTaken } from './place-claim.js';
 
 const reserveInput = z
   .object({
@@ -20,17 +23,23 @@ const reserveInput = z
   })
   .refine((value) => value.timeslot_uuid || value.appointment_uuid, { message: 'timeslot_uuid or appointment_uuid is required', path: ['timeslot_uuid'] });
 
-export interface ReserveResult {
-  participation: Participation;
-  appointment: Appointment;
+/** A place in a booking-flow appointment as a write path leaves it. */
+export interface HeldPlace {
+  participation: { id: string; placeholderId: string; state: ParticipationState; messages: string[] | null };
+  lot: LotRow;
+  resource: Resource;
+  product: Product | null;
   capacityLeft: number;
 }
 
+export type ReserveResult = HeldPlace;
+
 /**
- * Holds one place for the configured hold time (3 minutes): in one
- * transaction, locks what the place counts against, checks capacity, turns
- * a Bookable slot into a LotAppointment on first use and inserts a RESERVED
- * participation whose expiry job is written to the outbox.
+ * Holds one place for the configured hold time (3 minutes). One short
+ * transaction: claim the slot's appointment (creating it on the first
+ * booking, no lock wider than the slot), insert the RESERVED participation
+ * if a place is left (one guarded statement under the appointment's lock),
+ * and write the expiry job and the events to the outbox.
  */
 export async function reserveAppointment(
   ctx: Context,
@@ -43,23 +52,57 @@ export async function reserveAppointment(
   const from = instantOf(input.from, scope.main, 'from');
   const to = instantOf(input.to, scope.main, 'to');
   if (to <= from) throw validationError('to must be after from');
+  const requested = scope.productByUuid(input.product_uuid);
   return inTransaction(scope.scoped, async (tx) => {
-    const product = await productByUuid(tx, scope.main, input.product_uuid);
-    const { appointment, capacityLeft } = await claimPlace(tx, {
-      resources: scope.resources,
-      channelOf: scope.channelOf,
+    const claim = await claimPlace(tx, {
+      scope,
       uuid: (input.appointment_uuid ?? input.timeslot_uuid)!,
+      uuidKind: input.appointment_uuid ? 'appointment' : 'timeslot',
       from,
       to,
-      product,
+      product: requested,
     });
-    if (capacityLeft <= 0) throw slotTaken();
-    const participation = tx.em.create(Participation, { crm: appointment.crm, appointment, state: 'RESERVED', channelKey: scope.channelKey });
-    placeHold(tx, participation);
-    await tx.em.flush();
-    await announceCapacity(tx, appointment);
-    announceAppointmentChange(tx, 'PARTICIPATION_ADDED', appointment, participation);
-    await tx.em.populate(appointment, ['provider', 'resource', 'product', 'timeslot']);
-    return { participation, appointment, capacityLeft: capacityLeft - 1 };
+    const { lot } = claim;
+    const participation = { id: newId(), placeholderId: newId(), state: 'RESERVED' as const, messages: null };
+    const expiresAt = new Date(tx.clock.now().getTime() + tx.config.holdMs);
+    const count = await insertParticipation(tx, lot, {
+      ...participation,
+      customerId: null,
+      expiresAt,
+      channelKey: scope.channelKey,
+      locale: null,
+    });
+    if (!count.given) throw slotTaken();
+    const capacityLeft = lot.capacity - count.taken - 1;
+    writeOutbox(tx.em, { kind: 'job', topic: QUEUES.holdExpiry, payload: { participationId: participation.id }, runAt: expiresAt });
+    await announceClaimedSlot(tx, slotOf(lot), {
+      version: count.version,
+      // A private appointment (made from a timeslot with defaultAcceptBookings false) is no longer listed.
+      capacityLeft: lot.accept_bookings ? capacityLeft : 0,
+      created: claim.created,
+      neighboursMayChange: scope.hasBlockedTime(claim.resource),
+    });
+    announceAppointmentChange(tx, 'PARTICIPATION_ADDED', appointmentOf(lot), { ...participation, reference: null });
+    return { participation, lot, resource: claim.resource, product: scope.productById(lot.product_id), capacityLeft };
   });
 }
+
+/** The slot facts of a claimed appointment for its capacity event. */
+export const slotOf = (lot: LotRow) => ({
+  id: lot.id,
+  resourceId: lot.resource_id,
+  timeslotId: lot.timeslot_id,
+  productId: lot.product_id,
+  start: lot.start,
+  end: lot.end,
+  capacity: lot.capacity,
+});
+
+/** The appointment facts of a claimed appointment for the CRM feed. */
+export const appointmentOf = (lot: LotRow) => ({
+  id: lot.id,
+  reference: lot.reference,
+  state: lot.state,
+  crm: { id: lot.crm_id },
+  provider: { id: lot.provider_id },
+});

@@ -75,12 +75,15 @@ export function requireCrm(ctx: Context): CrmIntegration {
 export async function inTransaction<T>(ctx: Context, work: (tx: Context) => Promise<T>): Promise<T> {
   const outermost = !ctx.em.isInTransaction();
   let touched: Set<string> | undefined;
-  const result = await ctx.em.transactional(async (em) => {
-    const value = await work({ ...ctx, em });
-    await notifyOutboxIfWritten(em);
-    touched = takeTouchedResources(em);
-    return value;
-  });
+  const attempt = () =>
+    ctx.em.transactional(async (em) => {
+      const value = await work({ ...ctx, em });
+      await notifyOutboxIfWritten(em);
+      touched = takeTouchedResources(em);
+      return value;
+    });
+  // Only the outermost transaction can be retried: a nested one's failure has already aborted its parent.
+  const result = outermost ? await retryingConflicts(ctx, attempt) : await attempt();
   if (touched?.size) {
     if (!outermost) addTouchedResources(ctx.em, touched);
     else if (ctx.calendar) {
@@ -88,4 +91,26 @@ export async function inTransaction<T>(ctx: Context, work: (tx: Context) => Prom
     }
   }
   return result;
+}
+
+/** SQLSTATEs after which running the whole transaction again is safe and likely to succeed. */
+const RETRYABLE = new Set(['40001', '40P01']);
+const MAX_ATTEMPTS = 4;
+
+/**
+ * Runs a transaction again after a serialization failure or a deadlock,
+ * with a random back-off that grows per attempt, so colliding writers
+ * spread out instead of colliding again; the last failure is rethrown.
+ */
+export async function retryingConflicts<T>(ctx: Pick<Context, 'logger'>, attempt: () => Promise<T>): Promise<T> {
+  for (let n = 1; ; n++) {
+    try {
+      return await attempt();
+    } catch (error) {
+      const code = (error as { code?: unknown } | null)?.code;
+      if (n >= MAX_ATTEMPTS || typeof code !== 'string' || !RETRYABLE.has(code)) throw error;
+      ctx.logger.debug('transaction retried after a conflict', { code, attempt: n });
+      await new Promise((resolve) => setTimeout(resolve, Math.random() * 10 * 2 ** n));
+    }
+  }
 }

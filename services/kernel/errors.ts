@@ -65,6 +65,12 @@ const UNIQUE_CONSTRAINT_ERRORS: Record<string, () => DomainError> = {
     new DomainError('ALREADY_PARTICIPATING', 'AppointmentAlreadyBookedException: the customer already takes part in this appointment'),
 };
 
+/** Exclusion constraints whose violation (by a concurrent request) has a documented error. */
+const EXCLUSION_CONSTRAINT_ERRORS: Record<string, () => DomainError> = {
+  // Two first bookings whose blocked periods overlap: the later one finds the slot taken (see booking/place-claim.ts).
+  appointment_lot_no_overlap: () => new DomainError('SLOT_TAKEN', 'Das überlappt mit einem anderen Termin.', '201'),
+};
+
 /** PostgreSQL error codes that mean the caller's input broke a database rule, not that the service failed. */
 function translateDatabaseError(error: unknown): DomainError | undefined {
   const code = (error as { code?: string } | null)?.code;
@@ -75,6 +81,8 @@ function translateDatabaseError(error: unknown): DomainError | undefined {
         (constraint ? UNIQUE_CONSTRAINT_ERRORS[constraint]?.() : undefined) ??
         new DomainError('CONFLICT', `A record with the same unique value already exists${constraint ? ` (${constraint})` : ''}`)
       );
+    case '23P01':
+      return (constraint ? EXCLUSION_CONSTRAINT_ERRORS[constraint]?.() : undefined) ?? new DomainError('CONFLICT', 'The change overlaps an existing record');
     case '23514':
       return validationError(`A value is out of its allowed range${constraint ? ` (${constraint})` : ''}`);
     case '22001':

@@ -41,11 +41,20 @@ export interface AppointmentChangedEvent {
  * Writes an appointment change to the outbox in the caller's transaction,
  * so the CRM hears it after, and only if, the change commits.
  */
+/** What an appointment change names: an entity, or the plain facts a write path already has. */
+export interface ChangedAppointment {
+  id: string;
+  reference: string;
+  state: Appointment['state'];
+  crm: { id: string };
+  provider: { id: string };
+}
+
 export function announceAppointmentChange(
   ctx: Context,
   change: AppointmentChange,
-  appointment: Appointment,
-  participation: Participation | null = null,
+  appointment: ChangedAppointment,
+  participation: Pick<Participation, 'id' | 'reference' | 'state'> | null = null,
   previousState: ParticipationState | null = null,
 ): void {
   const event: AppointmentChangedEvent = {

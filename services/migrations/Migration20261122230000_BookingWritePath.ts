@@ -9,7 +9,9 @@ import { Migration } from '@mikro-orm/migrations';
  *   never have overlapping blocked periods while active: an exclusion
  *   constraint, so two first bookings of neighbouring slots cannot both
  *   commit, whichever gateway runs them;
- * - indexes by end time, so "upcoming" reads skip a resource's past.
+ * - indexes by end time, so "upcoming" reads skip a resource's past;
+ * - a commit that wrote outbox rows wakes the relay by itself (NOTIFY from a
+ *   statement trigger is delivered on commit), saving writers a round trip.
  */
 export class Migration20261122230000_BookingWritePath extends Migration {
   override async up(): Promise<void> {
@@ -42,15 +44,28 @@ export class Migration20261122230000_BookingWritePath extends Migration {
         exclude using gist ("resource_id" with =, tstzrange("blocked_from", "blocked_to") with &&)
         where ("timeslot_id" is not null and "state" = 'ACTIVE' and not "archived");`);
     this.addSql(`create index "appointment_resource_id_end_index" on "appointment" ("resource_id", "end");`);
+    // Busy periods around a slot, for the claim of its first booking.
+    this.addSql(`create index "appointment_active_blocked_index" on "appointment" using gist ("resource_id", tstzrange("blocked_from", "blocked_to")) where "state" = 'ACTIVE' and not "archived";`);
     this.addSql(`create index "appointment_timeslot_id_index" on "appointment" ("timeslot_id") where "timeslot_id" is not null;`);
     this.addSql(`create index "timeslot_resource_id_end_index" on "timeslot" ("resource_id", "end");`);
+    this.addSql(`
+      create or replace function outbox_message_notify() returns trigger language plpgsql as $$
+      begin
+        perform pg_notify('outbox_pending', '');
+        return null;
+      end
+      $$;`);
+    this.addSql(`create trigger outbox_message_notify after insert on "outbox_message" for each statement execute function outbox_message_notify();`);
     this.addSql(`create index "participation_appointment_id_index" on "participation" ("appointment_id") where "state" in ('RESERVED', 'REQUESTED', 'BOOKED');`);
   }
 
   override async down(): Promise<void> {
+    this.addSql(`drop trigger if exists outbox_message_notify on "outbox_message";`);
+    this.addSql(`drop function if exists outbox_message_notify();`);
     this.addSql(`drop index if exists "participation_appointment_id_index";`);
     this.addSql(`drop index if exists "timeslot_resource_id_end_index";`);
     this.addSql(`drop index if exists "appointment_timeslot_id_index";`);
+    this.addSql(`drop index if exists "appointment_active_blocked_index";`);
     this.addSql(`drop index if exists "appointment_resource_id_end_index";`);
     this.addSql(`alter table "appointment" drop constraint if exists "appointment_lot_no_overlap";`);
     this.addSql(`drop trigger if exists appointment_blocked_period on "appointment";`);

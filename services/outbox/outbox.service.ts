@@ -46,7 +46,7 @@ export function takeTouchedResources(em: EntityManager): Set<string> | undefined
   return touched;
 }
 
-/** Flushes pending outbox rows and wakes the relay once the surrounding transaction commits. */
+/** Flushes pending outbox rows and wakes the relay once the surrounding transaction commits (also for rows only updated, e.g. re-queued). */
 export async function notifyOutbox(em: EntityManager): Promise<void> {
   unannounced.delete(em);
   await em.flush();
@@ -73,7 +73,13 @@ export async function pruneDispatchedOutbox(em: EntityManager, before: Date, lim
   return deleted.length;
 }
 
-/** Wakes the relay if this transaction wrote outbox rows; `inTransaction` calls it before committing. */
+/**
+ * Writes this transaction's pending outbox rows; `inTransaction` calls it
+ * before committing. Inserting them wakes the relay on commit by itself (a
+ * statement trigger on outbox_message sends the NOTIFY).
+ */
 export async function notifyOutboxIfWritten(em: EntityManager): Promise<void> {
-  if (unannounced.has(em)) await notifyOutbox(em);
+  if (!unannounced.has(em)) return;
+  unannounced.delete(em);
+  await em.flush();
 }

@@ -133,7 +133,7 @@ export function appointmentDetails(data: ParticipationMail, language: MailLangua
 /** The signed cancel link, while the appointment has not started (the link would be dead after). */
 export function cancelLinkOf(ctx: Context, data: ParticipationMail): string | null {
   if (data.appointment.start.getTime() <= ctx.clock.now().getTime()) return null;
-  return cancelLinkFor(ctx, data.participation, data.appointment);
+  return cancelLinkFor(ctx, data.participation.id, data.appointment.start);
 }
 
 /** The .ics invitation (REQUEST) or cancellation (CANCEL) for the consumer's calendar. */
