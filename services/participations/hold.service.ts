@@ -2,7 +2,7 @@ import { LockMode } from '@mikro-orm/core';
 import type { Context } from '../kernel/context.js';
 import { inTransaction } from '../kernel/context.js';
 import { Appointment } from '../appointments/appointment.entity.js';
-import { announceCapacity } from '../appointments/capacity-events.js';
+import { announceAppointmentRemoved, announceCapacity } from '../appointments/capacity-events.js';
 import { QUEUES } from '../kernel/jobs.js';
 import { announceAppointmentChange } from '../live/appointment-events.js';
 import { writeOutbox } from '../outbox/outbox.service.js';
@@ -26,25 +26,35 @@ export type HoldExpiryOutcome = 'removed' | 'gone' | 'completed' | { notDueForMs
 
 /**
  * Removes a hold that was not completed in time and announces the freed
- * place. Safe to run any number of times: it re-checks the state under the
- * appointment's lock and does nothing to a hold that was completed.
+ * place. An appointment the booking flow made for the slot that now holds
+ * no participation at all (it only ever had holds, all expired) is removed
+ * with it, so the slot is a Bookable again exactly as before, and no empty
+ * appointment shows in CRM listings or blocks changes of its timeslot. Safe
+ * to run any number of times: it re-checks the state under the appointment's
+ * lock and does nothing to a hold that was completed.
  */
 export async function expireHold(ctx: Context, participationId: string): Promise<HoldExpiryOutcome> {
   return inTransaction(ctx, async (tx) => {
     const found = await tx.em.findOne(Participation, { id: participationId }, { fields: ['id', 'appointment'] });
     if (!found) return 'gone';
     // Lock order is appointment first, as in every capacity-changing write.
-    const appointment = await tx.em.findOneOrFail(Appointment, { id: found.appointment.id }, { lockMode: LockMode.PESSIMISTIC_WRITE, refresh: true });
-    const hold = await tx.em.findOne(Participation, { id: participationId }, { refresh: true });
-    if (!hold) return 'gone';
+    const appointment = await tx.em.findOne(Appointment, { id: found.appointment.id }, { lockMode: LockMode.PESSIMISTIC_WRITE, refresh: true });
+    const hold = appointment && (await tx.em.findOne(Participation, { id: participationId }, { refresh: true }));
+    if (!appointment || !hold) return 'gone';
     if (hold.state !== 'RESERVED') return 'completed';
     const now = tx.clock.now().getTime();
     const expiresAt = hold.expiresAt?.getTime() ?? 0;
     if (expiresAt > now) return { notDueForMs: expiresAt - now };
     tx.em.remove(hold);
     await tx.em.flush();
-    await announceCapacity(tx, appointment);
     announceAppointmentChange(tx, 'HOLD_EXPIRED', appointment, hold, 'RESERVED');
+    if (appointment.timeslot && appointment.state === 'ACTIVE' && !(await tx.em.count(Participation, { appointment }))) {
+      await announceAppointmentRemoved(tx, appointment);
+      tx.em.remove(appointment);
+      await tx.em.flush();
+    } else {
+      await announceCapacity(tx, appointment);
+    }
     return 'removed';
   });
 }

@@ -44,6 +44,14 @@ const capacityEvents = (app: TestApp, appointmentId: string) =>
     [appointmentId],
   );
 
+/** capacity-changed rows of the outbox about a whole timeslot written at or after `since`. */
+const timeslotEventsAfter = (app: TestApp, timeslotId: string, since: Date) =>
+  sql<{ payload: { scope: string; open: boolean; capacityLeft: number; appointments: { appointmentId: string }[] } }>(
+    app,
+    `select payload from outbox_message where topic = 'capacity-changed' and payload->>'scope' = 'timeslot' and payload->>'timeslotId' = ? and created_at >= ? order by id`,
+    [timeslotId, since],
+  );
+
 describe('hold expiry by the delayed job (hold shortened to 1.5 s)', () => {
   let app: TestApp;
   let subscriber: Redis;
@@ -70,9 +78,56 @@ describe('hold expiry by the delayed job (hold shortened to 1.5 s)', () => {
     expect(goneAt - reservedAt).toBeGreaterThanOrEqual(HOLD_MS - 100);
     expect(goneAt - reservedAt).toBeLessThan(HOLD_MS + 3000);
 
+    // The appointment held nothing but this hold: it goes, and its slot is a Bookable again with all places.
+    expect(await sql(app, 'select 1 from appointment where id = ?', [appointmentId])).toEqual([]);
     const events = await capacityEvents(app, appointmentId);
-    expect(events.map((e) => e.payload.capacityLeft)).toEqual([2, 3]);
-    await expect.poll(() => heard.filter((e) => e.appointmentId === appointmentId).map((e) => e.capacityLeft), { timeout: 3000 }).toEqual([2, 3]);
+    expect(events.map((e) => e.payload.capacityLeft)).toEqual([2, 0]);
+    await expect.poll(() => heard.filter((e) => e.appointmentId === appointmentId).map((e) => e.capacityLeft), { timeout: 3000 }).toEqual([2, 0]);
+    const [reopened] = await timeslotEventsAfter(app, f.timeslotUuid, events.at(-1)!.created_at);
+    expect(reopened!.payload).toMatchObject({ scope: 'timeslot', open: true, capacityLeft: 3 });
+    expect(reopened!.payload.appointments.map((a) => a.appointmentId)).not.toContain(appointmentId);
+  });
+
+  it('lets the holder still complete after the worker removed the expired hold and its appointment (spec rule 3)', async () => {
+    const f = await setupMailProvider(app, { capacity: 1 });
+    const slot = f.slots[3]!;
+    const res = await apiClient(app.baseUrl).post(`/rest/1/resources/${enc(f.resourceUuid)}/reserve_appointment`, {
+      timeslot_uuid: f.timeslotUuid,
+      product_uuid: f.productUuid,
+      from: slot.from,
+      to: slot.to,
+    });
+    expect(res.status, res.text).toBe(200);
+    const { uuid: holdId, appointment_uuid: appointmentId, customer_uuid: placeholderId } = res.body.participation;
+    await waitUntilGone(app, holdId, HOLD_MS + 5000);
+    expect(await sql(app, 'select 1 from appointment where id = ?', [appointmentId])).toEqual([]);
+    const booked = await apiClient(app.baseUrl).post(`/resources/${enc(f.resourceUuid)}/create_appointment_with_consumer`, {
+      start: slot.from,
+      end: slot.to,
+      timeslot_uuid: appointmentId,
+      product_uuid: f.productUuid,
+      placeholder_id: placeholderId,
+      email: 'late@example.com',
+      firstname: 'Late',
+      lastname: 'Holder',
+    });
+    expect(booked.status, booked.text).toBe(201);
+    expect(booked.body.createdAppointment).toMatchObject({ timeslot_uuid: f.timeslotUuid, capacity: 1, capacity_left: 0 });
+  });
+
+  it('keeps the appointment when it holds other places: only the expired hold goes', async () => {
+    const f = await setupMailProvider(app, { capacity: 3 });
+    const appointmentId: string = (await bookSlot(app, f, 2)).created.appointment_uuid;
+    const res = await apiClient(app.baseUrl).post(`/rest/1/resources/${enc(f.resourceUuid)}/reserve_appointment`, {
+      appointment_uuid: appointmentId,
+      product_uuid: f.productUuid,
+      from: f.slots[2]!.from,
+      to: f.slots[2]!.to,
+    });
+    expect(res.status, res.text).toBe(200);
+    await waitUntilGone(app, res.body.participation.uuid, HOLD_MS + 5000);
+    expect(await sql(app, 'select 1 from appointment where id = ?', [appointmentId])).toHaveLength(1);
+    expect((await capacityEvents(app, appointmentId)).at(-1)!.payload.capacityLeft).toBe(2);
   });
 
   it('keeps a hold that was completed in time (the job re-checks the state)', async () => {
@@ -130,6 +185,7 @@ describe('the periodic sweep catches a hold whose job was lost', () => {
     }
     await waitUntilGone(app, participationId, HOLD_MS + 4000);
     const events = await capacityEvents(app, appointmentId);
-    expect(events.at(-1)!.payload.capacityLeft).toBe(2);
+    expect(events.at(-1)!.payload.capacityLeft).toBe(0);
+    await expect.poll(async () => (await timeslotEventsAfter(app, f.timeslotUuid, events.at(-1)!.created_at)).length).toBeGreaterThan(0);
   });
 });
