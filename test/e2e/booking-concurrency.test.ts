@@ -154,4 +154,66 @@ describe('booking flow: no overbooking under concurrency across two gateway proc
       expect(await appointmentsInSlot(f)).toEqual([appointmentUuid]);
     }
   }, 120_000);
+
+  it('200 concurrent consumer bookings at a capacity-100 slot: exactly 100 booked, the rest 412', async () => {
+    const f = await setupBookable(app, { capacity: 100 });
+    const { answers, maxSeen } = await storm(f, Array.from({ length: 200 }, () => bookRequest(f)));
+    expectCleanRefusals(answers, 201, 100);
+    expect(maxSeen).toBeLessThanOrEqual(100);
+    expect(await livePlaces(f)).toBe(100);
+    expect(await appointmentsInSlot(f)).toHaveLength(1);
+    const left = answers.filter((a) => a.status === 201).map((a) => a.body.createdAppointment.capacity_left as number);
+    expect(left.sort((a, b) => a - b)).toEqual(Array.from({ length: 100 }, (_, i) => i));
+  }, 120_000);
+
+  it('capacity 1: each of 40 clients books its own slot while 20 more race for one of them; every slot ends with exactly one booking', async () => {
+    const f = await setupBookable(app, { capacity: 1, raster: 15, slots: 40 });
+    const slotAt = (i: number) => {
+      const from = new Date(Date.parse(f.slot.from) + i * 15 * 60_000);
+      return { start: from.toISOString(), end: new Date(from.getTime() + 15 * 60_000).toISOString() };
+    };
+    const requests = [
+      ...Array.from({ length: 40 }, (_, i) => bookRequest(f, slotAt(i))),
+      ...Array.from({ length: 20 }, () => bookRequest(f, slotAt(7))),
+    ];
+    const answers = await Promise.all(requests.map((send, i) => send(gateways[i % 2]!)));
+    const odd = answers.filter((a) => a.status !== 201 && a.status !== 412);
+    expect(odd.map((a) => a.status), odd[0]?.text).toEqual([]);
+    expect(answers.filter((a) => a.status === 201)).toHaveLength(40);
+    const { rows } = await db.query<{ start: Date; n: string }>(
+      `select a.start, count(p.id) as n from appointment a join participation p on p.appointment_id = a.id
+        where a.timeslot_id = $1 and p.state = 'BOOKED' group by a.start`,
+      [f.timeslotUuid],
+    );
+    expect(rows).toHaveLength(40);
+    expect(rows.every((row) => Number(row.n) === 1)).toBe(true);
+  }, 120_000);
+
+  it('lead and follow-up time: concurrent first bookings of neighbouring slots never leave two blocked periods overlapping', async () => {
+    // Raster 30 with 15 minutes lead and 15 follow-up: a booked slot blocks its neighbours on both sides.
+    for (let round = 0; round < ROUNDS; round++) {
+      const f = await setupBookable(app, { capacity: 1, raster: 30, slots: 8, product: { leadTimeMinutes: 15, followUpTimeMinutes: 15 } });
+      const slotAt = (i: number) => {
+        const from = new Date(Date.parse(f.slot.from) + i * 30 * 60_000);
+        return { start: from.toISOString(), end: new Date(from.getTime() + 30 * 60_000).toISOString() };
+      };
+      // Slot 0 and 7 cannot keep their lead/follow-up time inside the timeslot; 1–6 compete pairwise.
+      const requests = Array.from({ length: 48 }, (_, i) => bookRequest(f, slotAt(1 + (i % 6))));
+      const answers = await Promise.all(requests.map((send, i) => send(gateways[i % 2]!)));
+      const odd = answers.filter((a) => a.status !== 201 && a.status !== 412);
+      expect(odd.map((a) => a.status), odd[0]?.text).toEqual([]);
+      const { rows: overlapping } = await db.query(
+        `select 1 from appointment a join appointment b on a.resource_id = b.resource_id and a.id < b.id
+          where a.timeslot_id = $1 and b.timeslot_id = $1 and a.state = 'ACTIVE' and b.state = 'ACTIVE'
+            and tstzrange(a.blocked_from, a.blocked_to) && tstzrange(b.blocked_from, b.blocked_to)`,
+        [f.timeslotUuid],
+      );
+      expect(overlapping).toEqual([]);
+      const { rows } = await db.query<{ n: string }>(`select count(*) as n from appointment where timeslot_id = $1`, [f.timeslotUuid]);
+      // Every other slot at most: 3 of the 6.
+      expect(Number(rows[0]!.n)).toBeGreaterThanOrEqual(1);
+      expect(Number(rows[0]!.n)).toBeLessThanOrEqual(3);
+      expect(answers.filter((a) => a.status === 201)).toHaveLength(Number(rows[0]!.n));
+    }
+  }, 120_000);
 });
