@@ -13,14 +13,21 @@ import { nl } from 'date-fns/locale/nl';
 import { nlBE } from 'date-fns/locale/nl-BE';
 import { DomainError, validationError } from '../kernel/errors.js';
 import { requireTimeZone } from '../kernel/wall-clock.js';
+import { zoneOffsetMs } from '../kernel/zone-offset.js';
+import { ZonedDate } from './zoned-date.js';
 
 /**
  * Date patterns of the booking flow (`groupFormat`, `timeFormat`) with the
  * Java/Unicode letters clients of the legacy API use: yyyy, yy, MM, MMM, MMMM,
  * dd, d, EEE, EEEE, HH, mm, ss, literal text in single quotes ('' is a quote).
  *
- * Formatting is done by date-fns on a TZDate, so the fields are those of the
- * provider's zone at that instant, daylight saving included.
+ * Formatting is done by date-fns on a ZonedDate (zoned-date.ts): the fields
+ * are those of the provider's zone at that instant, daylight saving
+ * included, with the zone's offset looked up once per day (zone-offset.ts)
+ * instead of once per value. A compiled pattern remembers what it formatted:
+ * a pattern of date letters only is formatted once per local day, any other
+ * once per instant (a slot's end is the next slot's start). Patterns with the
+ * timestamp letters t/T (the instant itself) are formatted on a TZDate.
  *
  * Decisions:
  * - `Y` (week-based year) and `D` (day of year), which date-fns refuses by
@@ -92,15 +99,51 @@ export function compilePattern(
     useAdditionalDayOfYearTokens: true,
   };
   try {
-    format(new TZDate(PROBE.getTime(), timeZone), pattern, options);
+    format(ZonedDate.at(PROBE.getTime(), timeZone), pattern, options);
   } catch (error) {
     throw validationError(describePatternError(error, parameter));
   }
+  const letters = patternLetters(pattern);
+  if (letters.has('t') || letters.has('T')) {
+    return (date: Date) => format(new TZDate(validMs(date), timeZone), pattern, options);
+  }
+  const dateOnly = [...letters].every((letter) => DATE_LETTERS.has(letter));
+  const memo = new Map<number, string>();
   return (date: Date) => {
-    const ms = date instanceof Date ? date.getTime() : Number.NaN;
-    if (Number.isNaN(ms)) throw new DomainError('INTERNAL', 'Cannot format an invalid date');
-    return format(new TZDate(ms, timeZone), pattern, options);
+    const ms = validMs(date);
+    // Date letters only: the text depends on the local day alone.
+    const key = dateOnly ? Math.floor((ms + zoneOffsetMs(timeZone, ms)) / DAY_MS) : ms;
+    let text = memo.get(key);
+    if (text === undefined) {
+      text = format(ZonedDate.at(ms, timeZone), pattern, options);
+      if (memo.size >= MEMO_MAX) memo.clear();
+      memo.set(key, text);
+    }
+    return text;
   };
+}
+
+const DAY_MS = 86_400_000;
+/** Texts one compiled pattern remembers (a listing formats at most a few thousand instants). */
+const MEMO_MAX = 20_000;
+/** date-fns letters whose value depends on the local date only (P is the localized date). */
+const DATE_LETTERS = new Set('GyYRuQqMLwIdDEeciP');
+/** Tokens as date-fns reads them: a run of one letter, a quoted literal, or any other character. */
+const TOKENS = /(\w)\1*|''|'(''|[^'])+('|$)|./g;
+
+/** The pattern letters outside quoted literals. */
+function patternLetters(pattern: string): Set<string> {
+  const letters = new Set<string>();
+  for (const [token] of pattern.matchAll(TOKENS)) {
+    if (/^[A-Za-z]/.test(token)) letters.add(token[0]!);
+  }
+  return letters;
+}
+
+function validMs(date: Date): number {
+  const ms = date instanceof Date ? date.getTime() : Number.NaN;
+  if (Number.isNaN(ms)) throw new DomainError('INTERNAL', 'Cannot format an invalid date');
+  return ms;
 }
 
 /**

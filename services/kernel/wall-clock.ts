@@ -1,7 +1,7 @@
-import { tzOffset } from '@date-fns/tz';
 import { z } from 'zod';
 import { DomainError, validationError } from './errors.js';
 import { isTimeZone } from './time-zone.js';
+import { zoneOffsetMs } from './zone-offset.js';
 
 /**
  * Reading and writing date-times at the API boundary.
@@ -16,10 +16,16 @@ import { isTimeZone } from './time-zone.js';
  * - an ambiguous wall time in a fall-back overlap (2026-10-25T02:30) takes the
  *   earlier instant, i.e. the summer-time one: 02:30 CEST (00:30Z).
  *
- * The resolution uses `tzOffset` of @date-fns/tz rather than the `TZDate`
- * field constructor: TZDate picks the overlap instant via the host's own time
- * zone (under TZ=UTC it returns the later instant, under TZ=Europe/Berlin the
- * earlier one), and the answer must not depend on where the server runs.
+ * The resolution uses the zone's offsets at instants (zone-offset.ts, from
+ * `tzOffset` of @date-fns/tz) rather than the `TZDate` field constructor:
+ * TZDate picks the overlap instant via the host's own time zone (under TZ=UTC
+ * it returns the later instant, under TZ=Europe/Berlin the earlier one), and
+ * the answer must not depend on where the server runs.
+ *
+ * Output (`formatWithOffset`) is built from the UTC fields of the instant
+ * shifted by the zone's offset, which zone-offset.ts computes once per zone
+ * and day: formatting a list of slots asks the time-zone data a few times,
+ * not once per string.
  */
 
 const MINUTE_MS = 60_000;
@@ -71,11 +77,6 @@ function daysInMonth(year: number, month: number): number {
   return probe.getUTCDate();
 }
 
-/** Offset of the zone at an instant in whole milliseconds (historical offsets can carry seconds). */
-function offsetMsAt(timeZone: string, instantMs: number): number {
-  return Math.round(tzOffset(timeZone, new Date(instantMs)) * 60) * 1000;
-}
-
 /** Zones already checked: building an Intl formatter per call would dominate formatting a list of slots. */
 const knownTimeZones = new Set<string>();
 
@@ -96,11 +97,11 @@ export function requireTimeZone(timeZone: string): void {
 export function wallTimeToInstant(wallMs: number, timeZone: string): Date {
   requireTimeZone(timeZone);
   // The offsets in force a day before and after: if they differ, a transition lies near this wall time.
-  const offsetBefore = offsetMsAt(timeZone, wallMs - DAY_MS);
-  const offsetAfter = offsetMsAt(timeZone, wallMs + DAY_MS);
+  const offsetBefore = zoneOffsetMs(timeZone, wallMs - DAY_MS);
+  const offsetAfter = zoneOffsetMs(timeZone, wallMs + DAY_MS);
   const candidates = [...new Set([offsetBefore, offsetAfter])]
     .map((offset) => wallMs - offset)
-    .filter((instant) => instant + offsetMsAt(timeZone, instant) === wallMs);
+    .filter((instant) => instant + zoneOffsetMs(timeZone, instant) === wallMs);
   if (candidates.length) return new Date(Math.min(...candidates));
   // No instant shows this wall time: it lies in a gap. Read it with the offset before the gap.
   return new Date(wallMs - offsetBefore);
@@ -136,16 +137,14 @@ export const wallClockString = () => z.string().trim().refine(isDateTimeInput, S
 export function formatWithOffset(date: Date, timeZone: string): string {
   requireTimeZone(timeZone);
   const ms = wholeSecondMs(date);
-  const offsetMinutes = Math.round(offsetMsAt(timeZone, ms) / MINUTE_MS);
-  const local = new Date(ms + offsetMinutes * MINUTE_MS);
-  const sign = offsetMinutes < 0 ? '-' : '+';
-  const abs = Math.abs(offsetMinutes);
-  return `${isoFields(local)}${sign}${pad(Math.floor(abs / 60))}:${pad(abs % 60)}`;
+  // Whole minutes: an offset with seconds (before 1893 in Berlin) is written, and applied, rounded to the minute.
+  const offsetMinutes = Math.round(zoneOffsetMs(timeZone, ms) / MINUTE_MS);
+  return isoFields(ms + offsetMinutes * MINUTE_MS) + offsetSuffix(offsetMinutes);
 }
 
 /** `2026-05-04T07:30:00Z`: the instant in UTC, whole seconds. */
 export function formatUtc(date: Date): string {
-  return `${isoFields(new Date(wholeSecondMs(date)))}Z`;
+  return `${isoFields(wholeSecondMs(date))}Z`;
 }
 
 function wholeSecondMs(date: Date): number {
@@ -155,12 +154,37 @@ function wholeSecondMs(date: Date): number {
   return Math.floor(ms / 1000) * 1000;
 }
 
-/** `YYYY-MM-DDThh:mm:ss` from the UTC fields of a Date. */
-function isoFields(date: Date): string {
-  return (
-    `${pad(date.getUTCFullYear(), 4)}-${pad(date.getUTCMonth() + 1)}-${pad(date.getUTCDate())}` +
-    `T${pad(date.getUTCHours())}:${pad(date.getUTCMinutes())}:${pad(date.getUTCSeconds())}`
-  );
+/** `YYYY-MM-DD` per UTC day number, so a list of slots builds each date once. */
+const dayTexts = new Map<number, string>();
+const MAX_DAY_TEXTS = 10_000;
+/** `00` … `59`. */
+const TWO_DIGITS = Array.from({ length: 60 }, (_, n) => String(n).padStart(2, '0'));
+
+/** `YYYY-MM-DDThh:mm:ss` of the UTC fields of an instant given in whole seconds. */
+function isoFields(ms: number): string {
+  const day = Math.floor(ms / DAY_MS);
+  let date = dayTexts.get(day);
+  if (date === undefined) {
+    const midnight = new Date(day * DAY_MS);
+    date = `${pad(midnight.getUTCFullYear(), 4)}-${pad(midnight.getUTCMonth() + 1)}-${pad(midnight.getUTCDate())}`;
+    if (dayTexts.size >= MAX_DAY_TEXTS) dayTexts.clear();
+    dayTexts.set(day, date);
+  }
+  const seconds = (ms - day * DAY_MS) / 1000;
+  return `${date}T${TWO_DIGITS[Math.floor(seconds / 3600)]}:${TWO_DIGITS[Math.floor(seconds / 60) % 60]}:${TWO_DIGITS[seconds % 60]}`;
+}
+
+const offsetSuffixes = new Map<number, string>();
+
+/** `+02:00` for 120 minutes, `-02:30` for -150. */
+function offsetSuffix(offsetMinutes: number): string {
+  let suffix = offsetSuffixes.get(offsetMinutes);
+  if (suffix === undefined) {
+    const abs = Math.abs(offsetMinutes);
+    suffix = `${offsetMinutes < 0 ? '-' : '+'}${pad(Math.floor(abs / 60))}:${pad(abs % 60)}`;
+    offsetSuffixes.set(offsetMinutes, suffix);
+  }
+  return suffix;
 }
 
 const pad = (n: number, width = 2) => String(n).padStart(width, '0');

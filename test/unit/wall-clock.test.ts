@@ -253,6 +253,30 @@ describe('formatWithOffset and formatUtc', () => {
     }
   });
 
+  it('far in the past: an offset with seconds is written and applied rounded to the minute', () => {
+    // Berlin kept local mean time (+00:53:28) until 1893-04-01 00:00 local (1893-03-31T23:06:32Z).
+    expect(formatWithOffset(new Date('1890-06-01T12:00:00Z'), BERLIN)).toBe('1890-06-01T12:53:00+00:53');
+    expect(formatWithOffset(new Date('1893-03-31T23:06:31Z'), BERLIN)).toBe('1893-03-31T23:59:31+00:53');
+    expect(formatWithOffset(new Date('1893-03-31T23:06:32Z'), BERLIN)).toBe('1893-04-01T00:06:32+01:00');
+    expect(formatWithOffset(new Date('1850-01-01T00:00:00Z'), 'America/New_York')).toBe('1849-12-31T19:04:00-04:56');
+  });
+
+  it('every 7 minutes across both Berlin changes and the Lord Howe half-hour changes, as the offsets in force', () => {
+    const cases = [
+      [BERLIN, '2026-03-29T00:00:00Z', '2026-03-29T01:00:00Z', '+01:00', '+02:00'],
+      [BERLIN, '2026-10-25T00:00:00Z', '2026-10-25T01:00:00Z', '+02:00', '+01:00'],
+      ['Australia/Lord_Howe', '2026-10-03T14:30:00Z', '2026-10-03T15:30:00Z', '+10:30', '+11:00'],
+      ['Australia/Lord_Howe', '2026-04-04T14:00:00Z', '2026-04-04T15:00:00Z', '+11:00', '+10:30'],
+    ] as const;
+    for (const [zone, from, change, before, after] of cases) {
+      for (let ms = Date.parse(from); ms < Date.parse(from) + 2 * 3_600_000; ms += 7 * 60_000) {
+        const text = formatWithOffset(new Date(ms), zone);
+        expect(text.slice(19), `${zone} ${new Date(ms).toISOString()}`).toBe(ms < Date.parse(change) ? before : after);
+        expect(parseDateTimeInput(text, 'UTC').getTime()).toBe(ms);
+      }
+    }
+  });
+
   it('refuses invalid dates and unknown zones as internal errors', () => {
     expect(() => formatUtc(new Date(Number.NaN))).toThrow(expect.objectContaining({ code: 'INTERNAL' }));
     expect(() => formatWithOffset(new Date(), 'Nowhere/Town')).toThrow(expect.objectContaining({ code: 'INTERNAL' }));
