@@ -4,6 +4,7 @@ import { resourceOpen, type SlotCapacityEvent } from '../live/capacity-event.js'
 import { eventVersion, versionOfAppointmentChange } from '../live/event-version.js';
 import { writeOutbox } from '../outbox/outbox.service.js';
 import type { Resource } from '../resources/resource.entity.js';
+import { lotListed } from '../booking/bookability.js';
 import { announceTimeslotsAround } from '../timeslots/timeslot-events.js';
 import { capacityLeft } from './occupancy.js';
 import type { Timeslot } from '../timeslots/timeslot.entity.js';
@@ -11,16 +12,20 @@ import type { Appointment } from './appointment.entity.js';
 
 /**
  * Whether `upcoming_bookables` lists the appointment as a LotAppointment
- * (given places are left): active, not archived, open for bookings, its
- * timeslot (if any) BOOKABLE, its resource open.
+ * (given places are left), by the one bookability rule.
  */
-export function listedAsLot(appointment: Appointment, resource: Resource, timeslot: Timeslot | null): boolean {
-  return (
-    appointment.state === 'ACTIVE' &&
-    !appointment.archived &&
-    appointment.acceptBookings &&
-    (!timeslot || timeslot.state === 'BOOKABLE') &&
-    resourceOpen(resource)
+export function listedAsLot(appointment: Appointment, resource: Resource, timeslot: Timeslot | null, now: Date): boolean {
+  return lotListed(
+    {
+      state: appointment.state,
+      archived: appointment.archived,
+      acceptBookings: appointment.acceptBookings,
+      startMs: appointment.start.getTime(),
+      capacity: appointment.capacity,
+      timeslotState: timeslot?.state ?? null,
+      resourceOpen: resourceOpen(resource),
+    },
+    now.getTime(),
   );
 }
 
@@ -56,7 +61,7 @@ export async function announceCapacity(ctx: Context, appointment: Appointment): 
   // Counting below reads the database, so the caller's pending changes must be in it.
   await ctx.em.flush();
   await ctx.em.populate(appointment, ['resource', 'timeslot']);
-  const listed = listedAsLot(appointment, appointment.resource, appointment.timeslot);
+  const listed = listedAsLot(appointment, appointment.resource, appointment.timeslot, ctx.clock.now());
   const left = listed ? await capacityLeft(ctx, appointment) : 0;
   const { version, written } = await versionOfAppointmentChange(ctx, appointment.id);
   publish(ctx, slotEvent(appointment, version, left));
@@ -133,7 +138,7 @@ export async function announceNewAppointments(ctx: Context, appointments: readon
   await ctx.em.populate(appointments as Appointment[], ['resource', 'timeslot']);
   const version = await eventVersion(ctx);
   for (const appointment of appointments) {
-    publish(ctx, slotEvent(appointment, version, listedAsLot(appointment, appointment.resource, appointment.timeslot) ? appointment.capacity : 0));
+    publish(ctx, slotEvent(appointment, version, listedAsLot(appointment, appointment.resource, appointment.timeslot, ctx.clock.now()) ? appointment.capacity : 0));
   }
   const announced = new Set<string>();
   for (const appointment of appointments) await announceTimeslotsAround(ctx, appointment, [], announced);
