@@ -109,7 +109,8 @@ export async function createGateway(deps: GatewayDeps): Promise<Gateway> {
 
   app.get('/healthz', async (_req, res) => {
     const report = await checkHealth(orm, redis);
-    res.status(report.ok ? 200 : 503).json(report);
+    // The pid tells which gateway process answered when several share the port (npm start).
+    res.status(report.ok ? 200 : 503).json({ ...report, pid: process.pid });
   });
 
   // Every body is read as JSON, also when a client forgets the Content-Type header (curl -d sends a form type).

@@ -25,7 +25,7 @@ describe('GET /healthz', () => {
   it('200 with both checks ok when PostgreSQL and Redis answer', async () => {
     const res = await app.anonymous.get('/healthz');
     expect(res.status).toBe(200);
-    expect(res.body).toEqual({ ok: true, checks: { postgres: 'ok', redis: 'ok' } });
+    expect(res.body).toEqual({ ok: true, checks: { postgres: 'ok', redis: 'ok' }, pid: process.pid });
   });
 
   it('needs no key', async () => {

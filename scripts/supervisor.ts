@@ -1,0 +1,137 @@
+/**
+ * What `npm start` runs (compiled, through scripts/start.mjs): the primary of
+ * a node:cluster with GATEWAY_PROCESSES gateway processes sharing PORT, plus
+ * one worker process. A process that exits while nothing asked it to is
+ * started again after a short back-off; one that keeps dying right after its
+ * start stops everything. SIGINT/SIGTERM asks every process to stop
+ * gracefully and exits once they have.
+ *
+ * The entry points are resolved next to this file: compiled, it runs
+ * dist/schema/gateway.js and dist/worker/main.js with plain node; run as
+ * TypeScript (`node --import tsx scripts/supervisor.ts`), the .ts entry
+ * points through the same loader, which the children inherit (execArgv).
+ */
+import { type ChildProcess, fork } from 'node:child_process';
+import cluster from 'node:cluster';
+import { fileURLToPath } from 'node:url';
+import { loadConfigOrExit } from '../services/kernel/config.js';
+import { createLogger } from '../services/kernel/logger.js';
+import { SHUTDOWN_MESSAGE, STOPPABLE_MESSAGE } from '../services/kernel/shutdown.js';
+
+/** A process that lived this long counts as having started fine; its death is not "at once". */
+const STABLE_AFTER_MS = 10_000;
+/** Deaths at once in a row (of one process slot) before the supervisor gives up. */
+const MAX_QUICK_DEATHS = 5;
+const FIRST_BACK_OFF_MS = 250;
+const MAX_BACK_OFF_MS = 5_000;
+/** Longer than the children's own grace period (10 s), after which they exit by themselves. */
+const STOP_DEADLINE_MS = 15_000;
+
+const extension = import.meta.url.endsWith('.ts') ? '.ts' : '.js';
+const entry = (path: string) => fileURLToPath(new URL(`../${path}${extension}`, import.meta.url));
+
+const config = loadConfigOrExit();
+const logger = createLogger(config.logLevel, { process: 'supervisor', pid: process.pid });
+
+interface Slot {
+  name: string;
+  start(): ChildProcess;
+  child?: ChildProcess;
+  /** The child listens for SHUTDOWN_MESSAGE (it has set up its graceful shutdown). */
+  stoppable?: boolean;
+  startedAt: number;
+  /** Deaths in a row within STABLE_AFTER_MS of the start. */
+  quickDeaths: number;
+  restartTimer?: NodeJS.Timeout;
+}
+
+cluster.setupPrimary({ exec: entry('schema/gateway') });
+const slots: Slot[] = [
+  ...Array.from({ length: config.gatewayProcesses }, (_, i) => ({
+    name: `gateway ${i + 1}`,
+    start: () => cluster.fork().process,
+    startedAt: 0,
+    quickDeaths: 0,
+  })),
+  { name: 'worker', start: () => fork(entry('worker/main'), { stdio: 'inherit' }), startedAt: 0, quickDeaths: 0 },
+];
+
+let stopping = false;
+let exitCode = 0;
+
+function launch(slot: Slot): void {
+  slot.restartTimer = undefined;
+  const child = slot.start();
+  slot.child = child;
+  slot.stoppable = false;
+  slot.startedAt = Date.now();
+  child.on('message', (message) => {
+    if (message === STOPPABLE_MESSAGE) slot.stoppable = true;
+  });
+  child.on('error', (error) => logger.error('process error', { name: slot.name, childPid: child.pid, error: error.message }));
+  child.once('exit', (code, signal) => {
+    slot.child = undefined;
+    if (stopping) {
+      // A child still starting has no handler yet, so SIGTERM ends it; that is a clean stop too.
+      if (code !== 0 && signal !== 'SIGTERM') exitCode = 1;
+      exitWhenAllStopped();
+      return;
+    }
+    const lived = Date.now() - slot.startedAt;
+    slot.quickDeaths = lived < STABLE_AFTER_MS ? slot.quickDeaths + 1 : 1;
+    if (slot.quickDeaths >= MAX_QUICK_DEATHS) {
+      logger.error('process keeps exiting right after its start; stopping everything', { name: slot.name, exit: signal ?? code, deaths: slot.quickDeaths });
+      exitCode = 1;
+      stopAll();
+      return;
+    }
+    const delayMs = Math.min(FIRST_BACK_OFF_MS * 2 ** (slot.quickDeaths - 1), MAX_BACK_OFF_MS);
+    logger.error('process exited unexpectedly; restarting it', { name: slot.name, childPid: child.pid, exit: signal ?? code, livedMs: lived, delayMs });
+    slot.restartTimer = setTimeout(() => launch(slot), delayMs);
+  });
+}
+
+/** Asks every process to stop (once); SIGKILL for any still alive after STOP_DEADLINE_MS. */
+function stopAll(): void {
+  if (stopping) return;
+  stopping = true;
+  for (const slot of slots) clearTimeout(slot.restartTimer);
+  for (const slot of slots) {
+    if (!slot.child) continue;
+    // After Ctrl-C (or a signal to the process group) every child has its signal already; a message is no second one.
+    if (slot.stoppable && slot.child.connected) slot.child.send(SHUTDOWN_MESSAGE, () => undefined);
+    else slot.child.kill('SIGTERM');
+  }
+  setTimeout(() => {
+    for (const child of running()) {
+      logger.error('process did not stop in time; killing it', { childPid: child.pid });
+      child.kill('SIGKILL');
+    }
+  }, STOP_DEADLINE_MS).unref();
+  exitWhenAllStopped();
+}
+
+function running(): ChildProcess[] {
+  return slots.flatMap((slot) => (slot.child ? [slot.child] : []));
+}
+
+function exitWhenAllStopped(): void {
+  if (running().length > 0) return;
+  logger.info('stopped', { exitCode });
+  process.exit(exitCode);
+}
+
+for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+  process.on(signal, () => {
+    if (!stopping) {
+      logger.info('shutting down', { signal });
+      stopAll();
+      return;
+    }
+    // A second signal: the children take it as theirs and exit at once.
+    for (const child of running()) child.kill('SIGTERM');
+  });
+}
+
+logger.info('starting', { gateways: config.gatewayProcesses, workers: 1, port: config.port });
+for (const slot of slots) launch(slot);

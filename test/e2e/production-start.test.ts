@@ -1,0 +1,184 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import http from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { TEST_REDIS_URL } from '../support/env.js';
+import { unique } from '../support/http.js';
+import { isolatedDatabase } from '../support/isolated-database.js';
+
+const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+
+interface LogLine {
+  msg?: string;
+  process?: string;
+  pid?: number;
+  port?: number;
+  signal?: string;
+  name?: string;
+  exit?: string | number;
+}
+
+/** Runs a node script of the repository to its end; rejects with its output when it fails. */
+function runNode(args: string[], timeoutMs: number): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, args, { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+    let output = '';
+    child.stdout!.on('data', (chunk) => (output += chunk));
+    child.stderr!.on('data', (chunk) => (output += chunk));
+    const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
+    child.on('exit', (code, signal) => {
+      clearTimeout(timer);
+      if (code === 0) resolve();
+      else reject(new Error(`node ${args.join(' ')} ended with ${signal ?? code}:\n${output}`));
+    });
+  });
+}
+
+/** One GET /healthz on a new connection (so the cluster may hand it to any gateway); the pid that answered. */
+function healthPid(port: number): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const req = http.get({ host: '127.0.0.1', port, path: '/healthz', agent: false, timeout: 5000 }, (res) => {
+      let body = '';
+      res.setEncoding('utf8').on('data', (chunk) => (body += chunk));
+      res.on('end', () => (res.statusCode === 200 ? resolve((JSON.parse(body) as { pid: number }).pid) : reject(new Error(`healthz ${res.statusCode}: ${body}`))));
+    });
+    req.on('timeout', () => req.destroy(new Error('healthz timed out')));
+    req.on('error', reject);
+  });
+}
+
+/** The pids that answered `requests` health checks, each on its own connection. */
+async function answeringPids(port: number, requests = 12): Promise<Set<number>> {
+  const pids = new Set<number>();
+  for (let i = 0; i < requests; i++) pids.add(await healthPid(port));
+  return pids;
+}
+
+/** The command line of a running process (Linux), or undefined where /proc does not exist. */
+const commandLine = (pid: number) => (existsSync('/proc') ? readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').join(' ') : undefined);
+
+const alive = (pid: number) => {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+};
+
+describe('npm start: compiled supervisor with GATEWAY_PROCESSES=2 and a worker', () => {
+  let database: Awaited<ReturnType<typeof isolatedDatabase>>;
+  let mailDir: string;
+  let supervisor: ChildProcess;
+  let exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+  let output = '';
+  const lines: LogLine[] = [];
+  const seenPids = new Set<number>();
+
+  const logged = (msg: string, processName?: string) => lines.filter((line) => line.msg === msg && (!processName || line.process === processName));
+  const gatewayPids = () => [...new Set(logged('gateway listening').map((line) => line.pid!))];
+  const workerPids = () => logged('worker started', 'worker').map((line) => line.pid!);
+  async function until(what: string, done: () => boolean, timeoutMs = 45_000): Promise<void> {
+    const deadline = Date.now() + timeoutMs;
+    while (!done()) {
+      if (supervisor.exitCode !== null || supervisor.signalCode !== null) throw new Error(`npm start exited while waiting for ${what}:\n${output}`);
+      if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}:\n${output.slice(-8000)}`);
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+  }
+
+  beforeAll(async () => {
+    database = await isolatedDatabase('cluster');
+    mailDir = mkdtempSync(join(tmpdir(), 'booking-cluster-mail-'));
+    // What `npm start` does first on a fresh clone; a no-op when dist/ is up to date. Done here so the tests time only the processes.
+    await runNode(['scripts/build.mjs', '--if-stale'], 170_000);
+    supervisor = spawn(process.execPath, ['scripts/start.mjs'], {
+      cwd: ROOT,
+      env: {
+        ...process.env,
+        DATABASE_URL: database.url,
+        REDIS_URL: TEST_REDIS_URL,
+        // In a cluster every gateway gets the same port for PORT=0.
+        PORT: '0',
+        GATEWAY_PROCESSES: '2',
+        QUEUE_PREFIX: unique('cluster'),
+        MAIL_DIR: mailDir,
+        LOG_LEVEL: 'info',
+      },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    exited = new Promise((resolve) => supervisor.once('exit', (code, signal) => resolve({ code, signal })));
+    // JSON log lines: info on stdout, warnings and errors on stderr.
+    for (const stream of [supervisor.stdout!, supervisor.stderr!]) {
+      let buffer = '';
+      stream.setEncoding('utf8').on('data', (chunk: string) => {
+        output += chunk;
+        buffer += chunk;
+        for (let newline = buffer.indexOf('\n'); newline >= 0; newline = buffer.indexOf('\n')) {
+          const text = buffer.slice(0, newline);
+          buffer = buffer.slice(newline + 1);
+          try {
+            const line = JSON.parse(text) as LogLine;
+            lines.push(line);
+            if (line.pid) seenPids.add(line.pid);
+          } catch {
+            // not a log line
+          }
+        }
+      });
+    }
+  }, 180_000);
+
+  afterAll(async () => {
+    // Whatever a failed test left running.
+    for (const pid of [supervisor?.pid, ...seenPids]) if (pid && alive(pid)) process.kill(pid, 'SIGKILL');
+    rmSync(mailDir, { recursive: true, force: true });
+    await database?.drop();
+  });
+
+  it('runs two gateway processes that answer on one port, and the worker', async () => {
+    await until('two gateways and the worker', () => gatewayPids().length === 2 && workerPids().length === 1);
+    const ports = new Set(logged('gateway listening').map((line) => line.port));
+    expect(ports.size).toBe(1);
+    const port = [...ports][0]!;
+    expect(port).toBeGreaterThan(0);
+    // No tsx at run time: plain node runs the compiled code.
+    for (const pid of [supervisor.pid!, ...gatewayPids(), ...workerPids()]) expect(commandLine(pid) ?? '').not.toContain('tsx');
+    for (const pid of gatewayPids()) expect(commandLine(pid) ?? 'dist/schema/gateway.js').toContain('dist/schema/gateway.js');
+    expect(commandLine(workerPids()[0]!) ?? 'dist/worker/main.js').toContain('dist/worker/main.js');
+    // The cluster hands connections round-robin; a dozen cannot all go to one process.
+    expect(await answeringPids(port)).toEqual(new Set(gatewayPids()));
+    expect(logged('starting', 'supervisor')[0]).toMatchObject({ gateways: 2, workers: 1 });
+  }, 60_000);
+
+  it('restarts a gateway and the worker that die', async () => {
+    const [port] = logged('gateway listening').map((line) => line.port!);
+    const [killedGateway, survivingGateway] = gatewayPids();
+    const [killedWorker] = workerPids();
+    process.kill(killedGateway!, 'SIGKILL');
+    process.kill(killedWorker!, 'SIGKILL');
+    await until('a new gateway and a new worker', () => gatewayPids().length === 3 && workerPids().length === 2);
+    const restarts = logged('process exited unexpectedly; restarting it', 'supervisor');
+    expect(restarts.map((line) => line.exit)).toEqual(['SIGKILL', 'SIGKILL']);
+    expect(restarts.map((line) => line.name).sort()).toEqual([expect.stringMatching(/^gateway [12]$/), 'worker']);
+    const newGateway = gatewayPids()[2]!;
+    expect(logged('gateway listening').find((line) => line.pid === newGateway)!.port).toBe(port);
+    expect(await answeringPids(port!)).toEqual(new Set([survivingGateway, newGateway]));
+  }, 60_000);
+
+  it('SIGTERM stops every process gracefully', async () => {
+    const gateways = gatewayPids().filter(alive);
+    const worker = workerPids().at(-1)!;
+    expect(gateways).toHaveLength(2);
+    supervisor.kill('SIGTERM');
+    expect(await exited).toEqual({ code: 0, signal: null });
+    for (const pid of [...gateways, worker]) {
+      expect(lines.some((line) => line.msg === 'shutting down' && line.pid === pid)).toBe(true);
+      expect(alive(pid)).toBe(false);
+    }
+    expect(logged('stopped', 'supervisor')).toMatchObject([{ exitCode: 0 }]);
+  });
+});
