@@ -5,12 +5,13 @@ WORKDIR /app
 ENV NODE_ENV=development \
     PORT=4000
 
-# Dependencies first, so a code change does not reinstall them.
+# Dependencies first, so a code change does not reinstall them (TypeScript, a dev dependency, builds dist/).
 COPY package.json package-lock.json ./
 RUN npm ci --no-audit --no-fund && npm cache clean --force
 
 COPY . .
+RUN npm run build
 
 EXPOSE 4000
-# The gateway by default; the worker service runs `npx tsx worker/main.ts`.
-CMD ["npx", "tsx", "schema/gateway.ts"]
+# One gateway process by default; the worker service runs `node dist/worker/main.js`.
+CMD ["node", "dist/schema/gateway.js"]
