@@ -170,7 +170,7 @@ async function finishBooking(
     tx,
     booking.fromHold ? 'PARTICIPATION_STATE_CHANGED' : 'PARTICIPATION_ADDED',
     appointmentOf(lot),
-    { id: participation.id, reference: null, state: participation.state },
+    { id: participation.id, reference: participation.id, state: participation.state },
     booking.fromHold ? 'RESERVED' : null,
   );
   return { participation, lot, resource, product: scope.productById(lot.product_id), capacityLeft, formatTime: booking.formatTime };

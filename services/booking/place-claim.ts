@@ -327,6 +327,8 @@ export interface PlaceCount {
  * Inserts a participation into a locked appointment if a place is left (and
  * the customer, if any, does not take part yet): one guarded statement whose
  * count runs after the lock was granted, so it sees every committed place.
+ * Its reference is its UUID, so a CRM can address a booking-flow
+ * participation (confirm a request, cancel or delete one place).
  */
 export async function insertParticipation(
   ctx: Context,
@@ -339,8 +341,8 @@ export async function insertParticipation(
        select count(*)::int as n, (count(*) filter (where p.customer_id = ?))::int as mine
          from participation p where p.appointment_id = ? and ${OCCUPYING_SQL}
      ), given as (
-       insert into participation (id, crm_id, appointment_id, customer_id, placeholder_id, state, expires_at, channel_key, messages, locale, created_at, updated_at)
-       select ?, ?, ?, ?, ?, ?, ?, ?, ?::jsonb, ?, ?, ? from taken where taken.n < ? and taken.mine = 0
+       insert into participation (id, crm_id, appointment_id, customer_id, reference, placeholder_id, state, expires_at, channel_key, messages, locale, created_at, updated_at)
+       select ?, ?, ?, ?, ?, ?, ?, ?, ?, ?::jsonb, ?, ?, ? from taken where taken.n < ? and taken.mine = 0
        returning id
      )
      select taken.n as taken, taken.mine, (select count(*) from given)::int as given,
@@ -354,6 +356,7 @@ export async function insertParticipation(
       lot.crm_id,
       lot.id,
       row.customerId,
+      row.id,
       row.placeholderId,
       row.state,
       row.expiresAt,

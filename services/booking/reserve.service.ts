@@ -82,7 +82,7 @@ export async function reserveAppointment(
       created: claim.created,
       neighboursMayChange: scope.hasBlockedTime(claim.resource),
     });
-    announceAppointmentChange(tx, 'PARTICIPATION_ADDED', appointmentOf(lot), { ...participation, reference: null });
+    announceAppointmentChange(tx, 'PARTICIPATION_ADDED', appointmentOf(lot), { ...participation, reference: participation.id });
     return { participation, lot, resource: claim.resource, product: scope.productById(lot.product_id), capacityLeft };
   });
 }

@@ -276,6 +276,14 @@ describe('booking flow: POST /resources/:ref/create_appointment_with_consumer', 
     expect(await mailTemplatesOf(app, participation!.id)).toEqual(['booking-request-received', 'provider-booking-request']);
     expect((await book(pub, f)).status).toBe(412);
 
+    // The CRM sees the request under a reference (the participation's UUID) and confirms it: REQUESTED → BOOKED.
+    const listed = await f.api.get(`${providerPath(f)}/appointments`);
+    const requestedRow = listed.body.flatMap((a: { participations: { reference: string; state: string }[] }) => a.participations).find((p: { state: string }) => p.state === 'REQUESTED');
+    expect(requestedRow.reference).toBe(participation!.id);
+    const confirmed = await f.api.post(`${providerPath(f)}/participations/${participation!.id}`, { state: 'BOOKED' });
+    expect(confirmed.status, confirmed.text).toBe(200);
+    expect(confirmed.body.participation).toMatchObject({ reference: participation!.id, state: 'BOOKED' });
+
     // Another channel of the same resource keeps its own (default) process.
     const g = await setupBookable(app, { capacity: 2 });
     await setChannel(g, 'CALENDAR_PUBLIC', { bookingProcess: 'REQUESTED' });

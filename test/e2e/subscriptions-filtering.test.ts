@@ -153,7 +153,7 @@ describe('live subscriptions: filtering and CRM authentication', () => {
         appointmentReference: expect.stringMatching(/^lot-/),
         appointmentState: 'ACTIVE',
         participationUuid: held.body.participation.uuid,
-        participationReference: null,
+        participationReference: held.body.participation.uuid,
         state: 'RESERVED',
         previousState: null,
         at: expect.stringMatching(/Z$/),
