@@ -12,6 +12,8 @@ export interface RunResults {
   gatewayProcesses: string | null;
   durationSeconds: number;
   seed: Record<string, unknown>;
+  /** Warnings and errors the service logged during the run (LOG_LEVEL=warn): how many, and the first distinct messages. */
+  serviceLog: { warnings: number; errors: number; firstMessages: string[] } | null;
   figures: Figure[];
 }
 
@@ -21,7 +23,12 @@ const number = (value: number | null, digits?: number) => {
   return value.toLocaleString('en-US', { minimumFractionDigits: fixed, maximumFractionDigits: fixed });
 };
 const ratioText = (f: Figure) => (f.ratio === null ? (f.ratioOf ? '—' : '') : `${f.ratio < 0.01 ? f.ratio.toFixed(4) : f.ratio.toFixed(3)}× ${f.ratioOf}`);
-const metText = (f: Figure) => (f.met === null ? (f.target === 'baseline' ? 'baseline' : '—') : f.met ? 'yes' : 'NO');
+const metText = (f: Figure) => {
+  if (f.stretch) return f.value === null ? 'skipped (stretch)' : f.met ? 'yes (stretch)' : 'no (stretch)';
+  return f.met === null ? (f.target === 'baseline' ? 'baseline' : '—') : f.met ? 'yes' : 'NO';
+};
+/** Figures whose target the run must meet (baselines and stretch figures are not). */
+export const judged = (figures: Figure[]) => figures.filter((f) => f.met !== null && !f.stretch);
 
 /** The final table for stdout, with the failed checks and errors below it. */
 export function formatTable(results: RunResults): string {
@@ -35,7 +42,7 @@ export function formatTable(results: RunResults): string {
     if (failed.length) notes.push(`${f.id}: not met: ${failed.join('; ')}`);
     if (f.error) notes.push(`${f.id}: ${f.error}`);
   }
-  const met = results.figures.filter((f) => f.met !== null);
+  const met = judged(results.figures);
   return [
     `npm run bench — ${results.date}, commit ${results.commit}${results.dirty ? ' (+ uncommitted changes)' : ''}, ${results.machine.cpuModel} × ${results.machine.cores}, node ${results.machine.node}, gateways: ${results.gatewayProcesses ?? 'default'}, ${results.durationSeconds} s`,
     '',
@@ -82,7 +89,7 @@ target is a **ratio to a baseline measured in the same run**:
 | P3 history | one client, \`Cache-Control: no-cache\` (computed afresh), median of up to 20 listings each of a resource with the same 30 future days plus 12 months of past timeslots and bookings, and of the 30-day resource: history ÷ 30-day | ≤ 1.2 |
 | availability | while 50 connections flood P3 (the same flood as P3), a CRM asks \`GET /crms/:crmId/provider/:providerRef/appointments\` of a small provider (5 appointments) one request after the other, 75 ms apart: p99 latency (a request without an answer in 10 s counts as 10 s) | ≤ 500 ms |
 | P4 | 1,000 graphql-ws sockets subscribe to \`capacityChanged\` of one resource; after a warm-up booking every socket has seen, 20 bookings at 5/s: p99 of (socket received the slot's change − the booking's HTTP answer arrived), over every socket and booking; negative when the change overtakes the answer, taken as it is | ≤ 250 ms; every socket gets every change |
-| P4 stretch | the same with 5,000 sockets, when time is left | ≤ 250 ms |
+| P4 stretch | the same with 5,000 sockets, when time is left at the end of the run (not counted among the targets) | ≤ 250 ms |
 | P5 | with \`HOLD_MINUTES=0.1\` and a subscriber open, 20 holds placed at once and never completed: p99 of (subscriber received the change freeing the slot − the hold's \`expires_at\`) | ≤ 1 s; each hold freed by exactly one announcement; its participation row gone |
 
 Seeding: P3's bookings go through \`create_appointment_with_consumer\` (20 at
@@ -102,6 +109,7 @@ Each cell: value (ratio) and ✓ / ✗ for its target.
 
 function cell(f: Figure | undefined): string {
   if (!f) return '—';
+  if (f.value === null && f.error?.startsWith('skipped')) return 'skipped';
   const value = f.value === null ? 'n/a' : `${number(f.value)} ${f.unit}`;
   const ratio = f.ratio === null ? '' : ` (${f.ratio < 0.01 ? f.ratio.toFixed(4) : f.ratio.toFixed(3)}×)`;
   const mark = f.met === null ? '' : f.met ? ' ✓' : ' ✗';
@@ -113,7 +121,7 @@ export function appendBenchmarks(path: string, results: RunResults): void {
   const existing = existsSync(path) ? readFileSync(path, 'utf8') : '';
   const base = existing.includes('| date | commit |') ? existing.replace(/\n*$/, '\n') : BENCHMARKS_HEADER;
   const byId = new Map(results.figures.map((f) => [f.id, f]));
-  const judged = results.figures.filter((f) => f.met !== null);
+  const counted = judged(results.figures);
   const m = results.machine;
   const row = [
     results.date.slice(0, 16).replace('T', ' '),
@@ -121,7 +129,7 @@ export function appendBenchmarks(path: string, results: RunResults): void {
     `${m.cpuModel} × ${m.cores}, ${m.memoryGiB} GiB, node ${m.node}`,
     results.gatewayProcesses ?? 'default',
     ...COLUMNS.map((id) => cell(byId.get(id))),
-    `${judged.filter((f) => f.met).length}/${judged.length}`,
+    `${counted.filter((f) => f.met).length}/${counted.length}`,
   ];
   writeFileSync(path, `${base}| ${row.join(' | ')} |\n`);
 }

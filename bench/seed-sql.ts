@@ -81,6 +81,7 @@ export async function cloneBookings(db: pg.Pool, template: BookingTemplate, targ
        from participation tpl cross join copied c
        cross join lateral jsonb_populate_record(null::participation, to_jsonb(tpl) || jsonb_build_object(
          'id', gen_random_uuid(), 'appointment_id', c.id, 'placeholder_id', gen_random_uuid(),
+         'reference', case when tpl.reference is null then null else 'bench-' || gen_random_uuid() end,
          'created_at', c.created_at, 'updated_at', c.created_at)) r
       where tpl.id = $2`,
     [template.appointmentId, template.participationId, ...params],

@@ -129,3 +129,36 @@ export async function issueCrmKey(env: NodeJS.ProcessEnv): Promise<string> {
   if (result.code !== 0 || !key) throw new Error(`admin create-crm failed (${result.timedOut ? 'timed out' : `exit ${result.code}`}): ${result.stderr.trim()}`);
   return key;
 }
+
+/** Counts the warnings and errors in the service's output (JSON lines) and keeps the first few distinct messages. */
+export function summarizeLog(logFile: string): { warnings: number; errors: number; firstMessages: string[] } | null {
+  let text: string;
+  try {
+    text = readFileSync(logFile, 'utf8');
+  } catch {
+    return null;
+  }
+  const summary = { warnings: 0, errors: 0, firstMessages: [] as string[] };
+  const seen = new Set<string>();
+  for (const line of text.split('\n')) {
+    let level: string | undefined;
+    let message = line.trim();
+    if (!message) continue;
+    try {
+      const parsed = JSON.parse(message) as { level?: string; msg?: string; error?: unknown };
+      level = parsed.level;
+      message = `${parsed.level}: ${parsed.msg}${parsed.error ? ` (${typeof parsed.error === 'string' ? parsed.error : JSON.stringify(parsed.error)})` : ''}`;
+    } catch {
+      level = /error/i.test(message) ? 'error' : undefined;
+    }
+    if (level === 'warn') summary.warnings++;
+    else if (level === 'error') summary.errors++;
+    else continue;
+    const key = message.slice(0, 200);
+    if (!seen.has(key) && summary.firstMessages.length < 8) {
+      seen.add(key);
+      summary.firstMessages.push(key);
+    }
+  }
+  return summary;
+}

@@ -20,6 +20,8 @@ export interface Figure {
   details: Record<string, unknown>;
   /** Why the figure could not be measured, or what went wrong on the way. */
   error?: string;
+  /** A stretch figure: measured when time is left, not counted among the targets the run must meet. */
+  stretch?: boolean;
 }
 
 export function baselineFigure(id: string, what: string, value: number | null, unit: string, details: Record<string, unknown>, error?: string): Figure {

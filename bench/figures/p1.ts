@@ -17,7 +17,7 @@ const REQUEST_TIMEOUT_MS = 20_000;
  * finish (or time out). bookings/s = completed pairs ÷ time until the last
  * pair ended.
  */
-export async function measureP1(api: Api, resource: SeededResource, b0: Figure | undefined, seconds: number, clients = 50): Promise<Figure> {
+export async function measureP1(api: Api, resource: SeededResource, b0: Figure | undefined, seconds: number, deadline: number, clients = 50): Promise<Figure> {
   const listing = await fetchListing(api, resource.id, { timeoutMs: 30_000 });
   let slots = listing.status === 200 ? slotsOf(bookablesOf(listing.body), resource.productId) : [];
   const source = slots.length ? 'upcoming_bookables' : 'the seeded grid (the listing did not answer)';
@@ -31,17 +31,19 @@ export async function measureP1(api: Api, resource: SeededResource, b0: Figure |
   let completed = 0;
   const started = performance.now();
   const stopAt = started + seconds * 1000;
+  // No request outlives the phase's deadline.
+  const timeout = () => Math.max(1_000, Math.min(REQUEST_TIMEOUT_MS, deadline - Date.now()));
   await Promise.all(
     Array.from({ length: clients }, async () => {
-      while (performance.now() < stopAt && queue.length) {
+      while (performance.now() < stopAt && Date.now() < deadline && queue.length) {
         const slot = queue.shift()!;
         const t0 = performance.now();
-        const reserved = await reserve(api, slot, REQUEST_TIMEOUT_MS);
+        const reserved = await reserve(api, slot, timeout());
         if (reserved.status !== 200) {
           failures.push(`reserve ${describeFailure(reserved)}`);
           continue;
         }
-        const booked = await completeHold(api, slot, reserved.body, nextConsumerEmail('p1'), REQUEST_TIMEOUT_MS);
+        const booked = await completeHold(api, slot, reserved.body, nextConsumerEmail('p1'), timeout());
         if (booked.status !== 201) {
           failures.push(`create ${describeFailure(booked)}`);
           continue;

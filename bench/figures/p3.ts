@@ -102,13 +102,14 @@ export async function measureHistory(api: Api, recentId: string, historyId: stri
  * the writer reads the listing again (as a browser would, cache allowed) and
  * counts a violation when the booked slot is still listed with places left.
  */
-export async function measureUnderWrites(api: Api, resourceId: string, freeSlots: Slot[], b0: Figure | undefined, seconds: number): Promise<Figure> {
+export async function measureUnderWrites(api: Api, resourceId: string, freeSlots: Slot[], b0: Figure | undefined, seconds: number, deadline: number): Promise<Figure> {
   const slots = [...freeSlots].reverse();
   const tally_ = { booked: 0, bookFailures: [] as string[], verified: 0, unverified: [] as string[], violations: 0 };
   const recheckMs: number[] = [];
   let floodOver = false;
   const writes: Promise<void>[] = [];
   let inFlight = 0;
+  const timeout = () => Math.max(1_000, Math.min(15_000, deadline - Date.now()));
   const writer = (async () => {
     const started = performance.now();
     for (let n = 0; !floodOver && slots.length; n++) {
@@ -120,10 +121,10 @@ export async function measureUnderWrites(api: Api, resourceId: string, freeSlots
       writes.push(
         (async () => {
           try {
-            const booked = await bookDirectly(api, slot, nextConsumerEmail('writer'), 15_000);
+            const booked = await bookDirectly(api, slot, nextConsumerEmail('writer'), timeout());
             if (booked.status !== 201) return void tally_.bookFailures.push(describeFailure(booked));
             tally_.booked++;
-            const listing = await fetchListing(api, resourceId, { timeoutMs: 15_000 });
+            const listing = await fetchListing(api, resourceId, { timeoutMs: timeout() });
             if (listing.status !== 200 && listing.status !== 204) return void tally_.unverified.push(describeFailure(listing));
             tally_.verified++;
             recheckMs.push(listing.ms);

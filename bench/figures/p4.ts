@@ -2,6 +2,7 @@ import { performance } from 'node:perf_hooks';
 import { bookDirectly, nextConsumerEmail } from '../lib/booking.js';
 import type { Slot } from '../lib/calendar.js';
 import { type Api, describeFailure, type HttpAnswer } from '../lib/http.js';
+import { watchClientLoad } from '../lib/client-load.js';
 import { log, sleep } from '../lib/log.js';
 import { percentile, round, tally } from '../lib/stats.js';
 import { openSubscribers } from '../lib/ws.js';
@@ -34,7 +35,7 @@ export async function measureP4(
   api: Api,
   resource: SeededResource,
   cursor: SlotCursor,
-  options: { id: string; sockets: number; openDeadline: number; deadline: number },
+  options: { id: string; sockets: number; openDeadline: number; deadline: number; stretch?: boolean },
 ): Promise<Figure> {
   const seen = new Map<number, Float64Array>();
   const track = (slot: Slot) => {
@@ -85,6 +86,7 @@ export async function measureP4(
     log(`${options.id}: ${readyCount} sockets saw the warm-up booking; ${BOOKINGS} bookings at ${1000 / INTERVAL_MS}/s`);
 
     const bookings: { slot: Slot; row: Float64Array; answer?: HttpAnswer }[] = [];
+    const clientLoad = watchClientLoad();
     const started = performance.now();
     const sent: Promise<void>[] = [];
     for (let i = 0; i < BOOKINGS && Date.now() < options.deadline; i++) {
@@ -99,6 +101,7 @@ export async function measureP4(
     const waitUntil = Math.min(Date.now() + 5_000, options.deadline);
     const delivered = () => booked.reduce((n, b) => n + [...ready.keys()].filter((s) => ready[s] && !Number.isNaN(b.row[s]!)).length, 0);
     while (Date.now() < waitUntil && delivered() < booked.length * readyCount) await sleep(100);
+    const client = clientLoad();
 
     const latencies: number[] = [];
     let missing = 0;
@@ -111,7 +114,7 @@ export async function measureP4(
       }
     }
     const p99 = percentile(latencies, 99);
-    return limitFigure(
+    const figure = limitFigure(
       { id: options.id, what: `capacityChanged to ${options.sockets} sockets, ${BOOKINGS} bookings at 5/s`, unit: 'ms p99', max: 250, target: `p99 ≤ 250 ms at ${options.sockets} sockets` },
       p99,
       null,
@@ -134,11 +137,14 @@ export async function measureP4(
         p50Ms: round(percentile(latencies, 50)),
         maxMs: round(percentile(latencies, 100)),
         negativeLatencies: latencies.filter((ms) => ms < 0).length,
+        benchProcessCpuPercent: client.cpuPercent,
+        benchEventLoopDelayP99Ms: client.eventLoopDelayP99Ms,
         socketsDropped: subscribers.dropped(),
         subscriptionErrors: subscribers.subscriptionErrors(),
       },
       p99 === null ? 'no change was delivered' : undefined,
     );
+    return options.stretch ? { ...figure, stretch: true } : figure;
   } finally {
     await subscribers.close();
   }

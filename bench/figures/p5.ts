@@ -22,6 +22,8 @@ const HOLDS = 20;
  */
 export async function measureP5(api: Api, db: pg.Pool, resource: SeededResource, deadline: number): Promise<Figure> {
   const freedAt = new Map<number, number[]>();
+  /** Every item about a hold's slot, for the details: what was announced and when. */
+  const announced = new Map<number, { wallAt: number; kind: string; capacity: number; capacityLeft: number }[]>();
   let subscriberReady = false;
   const warmupSlot = resource.slots[0]!;
   const holdSlots = resource.slots.slice(1, 1 + HOLDS);
@@ -37,7 +39,9 @@ export async function measureP5(api: Api, db: pg.Pool, resource: SeededResource,
         if (item.resource_uuid !== resource.id) continue;
         const start = Date.parse(item.start);
         if (start === Date.parse(warmupSlot.start)) subscriberReady = true;
-        if (holdStarts.has(start) && item.capacity_left > 0) freedAt.set(start, [...(freedAt.get(start) ?? []), wallAt]);
+        if (!holdStarts.has(start)) continue;
+        announced.set(start, [...(announced.get(start) ?? []), { wallAt, kind: item.kind, capacity: item.capacity, capacityLeft: item.capacity_left }]);
+        if (item.capacity_left > 0) freedAt.set(start, [...(freedAt.get(start) ?? []), wallAt]);
       }
     },
   });
@@ -69,11 +73,26 @@ export async function measureP5(api: Api, db: pg.Pool, resource: SeededResource,
 
     const lateness: number[] = [];
     const announcements: number[] = [];
+    const transitions: number[] = [];
     for (const hold of holds) {
       const freed = (freedAt.get(Date.parse(hold.slot.start)) ?? []).filter((at) => at >= hold.answeredAt);
       announcements.push(freed.length);
+      // Changes from "no place" to "place left", as a calendar showing the slot would see them (repeats of a free value are not).
+      let wasFree = false;
+      let flips = 0;
+      for (const a of announced.get(Date.parse(hold.slot.start)) ?? []) {
+        if (a.wallAt < hold.answeredAt) continue;
+        const free = a.capacityLeft > 0;
+        if (free && !wasFree) flips++;
+        wasFree = free;
+      }
+      transitions.push(flips);
       if (freed.length) lateness.push(freed[0]! - expiryOf(hold));
     }
+    const repeated = holds.find((h) => (freedAt.get(Date.parse(h.slot.start)) ?? []).filter((at) => at >= h.answeredAt).length > 1);
+    const sample = repeated
+      ? (announced.get(Date.parse(repeated.slot.start)) ?? []).map((a) => `${a.kind} ${a.capacityLeft}/${a.capacity} at ${Math.round(a.wallAt - expiryOf(repeated))} ms`)
+      : null;
     const { rows: left } = await db.query<{ n: string }>(`select count(*) as n from participation where id = any($1::uuid[])`, [ids]);
     const rowsLeft = Number(left[0]?.n ?? 0);
     const p99 = percentile(lateness, 99);
@@ -90,11 +109,13 @@ export async function measureP5(api: Api, db: pg.Pool, resource: SeededResource,
         holds: holds.length,
         reserveFailures: tally(failed),
         announcementsPerHold: tally(announcements),
+        freeingTransitionsPerHold: tally(transitions),
         p50Ms: round(percentile(lateness, 50)),
         maxMs: round(percentile(lateness, 100)),
         minMs: round(percentile(lateness, 0)),
         expiresAtFromDatabase: rows.length,
         participationRowsLeft: rowsLeft,
+        announcementsOfARepeatedSlot: sample,
         subscriptionErrors: subscribers.subscriptionErrors(),
       },
       p99 === null ? 'no hold was announced free in time' : undefined,

@@ -59,6 +59,10 @@ export async function stopAll(graceMs?: number): Promise<void> {
 }
 
 let installed = false;
+let interruptedBy: NodeJS.Signals | null = null;
+
+/** The signal that interrupted the run, if one did (a run stopped by hand is not reported). */
+export const interrupted = () => interruptedBy;
 
 /**
  * Stops every child group on every way out: a normal end (the caller awaits
@@ -68,14 +72,17 @@ let installed = false;
 export function installCleanup(): void {
   if (installed) return;
   installed = true;
-  let stopping = false;
+  let stopping = 0;
   const onSignal = (signal: NodeJS.Signals, code: number) => {
+    // tsx relays the terminal's Ctrl-C to this process, which also gets it itself: a repeat within a second is the same one.
+    if (stopping && Date.now() - stopping < 1_000) return;
     if (stopping) {
       log(`${signal} again: killing child processes now`);
       for (const child of running) signalGroup(child, 'SIGKILL');
       process.exit(code);
     }
-    stopping = true;
+    stopping = Date.now();
+    interruptedBy = signal;
     log(`${signal}: stopping child processes`);
     void stopAll(5_000).finally(() => process.exit(code));
   };
