@@ -19,7 +19,7 @@ export interface ProbeSamples {
  * `done()` says the flood is over. A request that gets no answer within
  * 10 s counts with its time so far (a lower bound).
  */
-export async function probeAppointments(api: Api, providerRef: string, done: () => boolean, pauseMs = 75): Promise<ProbeSamples> {
+export async function probeAppointments(api: Api, providerRef: string, done: () => boolean, pauseMs = 50): Promise<ProbeSamples> {
   const samples: ProbeSamples = { latenciesMs: [], statuses: [], lastCount: null };
   while (!done()) {
     const answer = await api.crm('GET', `/provider/${providerRef}/appointments`, undefined, TIMEOUT_MS);
