@@ -24,7 +24,9 @@ import { ZonedDate } from './zoned-date.js';
  * Formatting is done by date-fns on a ZonedDate (zoned-date.ts): the fields
  * are those of the provider's zone at that instant, daylight saving
  * included, with the zone's offset looked up once per day (zone-offset.ts)
- * instead of once per value. A compiled pattern remembers what it formatted:
+ * instead of once per value. Patterns of numeric letters only (the
+ * defaults) are written straight from the local fields, as date-fns writes
+ * them. A compiled pattern remembers what it formatted:
  * a pattern of date letters only is formatted once per local day, any other
  * once per instant (a slot's end is the next slot's start). Patterns with the
  * timestamp letters t/T (the instant itself) are formatted on a TZDate.
@@ -108,14 +110,16 @@ export function compilePattern(
     return (date: Date) => format(new TZDate(validMs(date), timeZone), pattern, options);
   }
   const dateOnly = [...letters].every((letter) => DATE_LETTERS.has(letter));
+  const numeric = options.locale!.localize.preprocessor ? null : numericFormatter(pattern);
   const memo = new Map<number, string>();
   return (date: Date) => {
     const ms = validMs(date);
+    const offsetMs = zoneOffsetMs(timeZone, ms);
     // Date letters only: the text depends on the local day alone.
-    const key = dateOnly ? Math.floor((ms + zoneOffsetMs(timeZone, ms)) / DAY_MS) : ms;
+    const key = dateOnly ? Math.floor((ms + offsetMs) / DAY_MS) : ms;
     let text = memo.get(key);
     if (text === undefined) {
-      text = format(ZonedDate.at(ms, timeZone), pattern, options);
+      text = numeric ? numeric(ms + offsetMs) : format(ZonedDate.at(ms, timeZone), pattern, options);
       if (memo.size >= MEMO_MAX) memo.clear();
       memo.set(key, text);
     }
@@ -138,6 +142,100 @@ function patternLetters(pattern: string): Set<string> {
     if (/^[A-Za-z]/.test(token)) letters.add(token[0]!);
   }
   return letters;
+}
+
+/** The local fields a numeric pattern needs, from an instant shifted by the zone's offset. */
+interface LocalFields {
+  year: number;
+  month: number;
+  day: number;
+  hours: number;
+  minutes: number;
+  seconds: number;
+}
+
+type NumericPart = string | ((fields: LocalFields) => string);
+
+/** date-fns' tokens: ordinals (`do`), runs of one letter, quoted literals, any other character. */
+const FORMATTING_TOKENS = /[yYQqMLwIdDecihHKkms]o|(\w)\1*|''|'(''|[^'])+('|$)|./g;
+
+/** date-fns' addLeadingZeros. */
+const leadingZeros = (value: number, length: number) => (value < 0 ? '-' : '') + String(Math.abs(value)).padStart(length, '0');
+
+/**
+ * A formatter for the numeric letters most patterns use (y, M, MM, d, H, m,
+ * s in any run length, literal text), writing exactly what date-fns writes
+ * for them (its light formatters) from the shifted instant's UTC fields, so
+ * the default patterns skip date-fns' per-call parsing. Null for a pattern
+ * with any other letter: date-fns formats those.
+ */
+function numericFormatter(pattern: string): ((shiftedMs: number) => string) | null {
+  const parts: NumericPart[] = [];
+  for (const token of pattern.match(FORMATTING_TOKENS) ?? []) {
+    if (token === "''") parts.push("'");
+    else if (token[0] === "'") parts.push((/^'([^]*?)'?$/.exec(token)?.[1] ?? token).replace(/''/g, "'"));
+    else if (!/^[A-Za-z]/.test(token)) parts.push(token);
+    else {
+      const part = numericPart(token);
+      if (!part) return null;
+      parts.push(part);
+    }
+  }
+  return (shiftedMs) => {
+    const fields = localFields(shiftedMs);
+    let text = '';
+    for (const part of parts) text += typeof part === 'string' ? part : part(fields);
+    return text;
+  };
+}
+
+function numericPart(token: string): ((fields: LocalFields) => string) | null {
+  const length = token.length;
+  switch (token[0]) {
+    case 'y':
+      if (token === 'yo') return null;
+      // Era years, as date-fns: 1 BC (year 0) is 1.
+      return (f) => {
+        const year = f.year > 0 ? f.year : 1 - f.year;
+        return leadingZeros(length === 2 ? year % 100 : year, length);
+      };
+    case 'M':
+      if (length > 2) return null;
+      return length === 1 ? (f) => String(f.month) : (f) => leadingZeros(f.month, 2);
+    case 'd':
+      return token === 'do' ? null : (f) => leadingZeros(f.day, length);
+    case 'H':
+      return token === 'Ho' ? null : (f) => leadingZeros(f.hours, length);
+    case 'm':
+      return token === 'mo' ? null : (f) => leadingZeros(f.minutes, length);
+    case 's':
+      return token === 'so' ? null : (f) => leadingZeros(f.seconds, length);
+    default:
+      return null;
+  }
+}
+
+/** Year, month and day per day number since the epoch, so a list of slots computes each date once. */
+const civilDays = new Map<number, [number, number, number]>();
+
+function localFields(shiftedMs: number): LocalFields {
+  const dayNumber = Math.floor(shiftedMs / DAY_MS);
+  let civil = civilDays.get(dayNumber);
+  if (!civil) {
+    const midnight = new Date(dayNumber * DAY_MS);
+    civil = [midnight.getUTCFullYear(), midnight.getUTCMonth() + 1, midnight.getUTCDate()];
+    if (civilDays.size >= MEMO_MAX) civilDays.clear();
+    civilDays.set(dayNumber, civil);
+  }
+  const secondsOfDay = Math.floor((shiftedMs - dayNumber * DAY_MS) / 1000);
+  return {
+    year: civil[0],
+    month: civil[1],
+    day: civil[2],
+    hours: Math.floor(secondsOfDay / 3600),
+    minutes: Math.floor(secondsOfDay / 60) % 60,
+    seconds: secondsOfDay % 60,
+  };
 }
 
 function validMs(date: Date): number {

@@ -261,6 +261,9 @@ describe('formatting without a time-zone lookup per value gives what date-fns gi
     'w wo ww I Io II d do dd D DDD E EEEEE e eee c cccc i iii',
     'a b B h hh H HH K k kk m mm s ss S SSS X XX XXX XXXXX x xx xxx O OOOO z zzzz',
     't T P PP PPPP p pp Pp',
+    // Numeric letters only: written without date-fns, so compared letter by letter here.
+    "y yy yyy yyyy yyyyy M MM d dd ddd H HH HHH m mm s ss '' 'o''clock' -./:,",
+    'yyyy-MM-dd HH:mm',
   ];
   const ZONES = ['Europe/Berlin', 'America/New_York', 'Australia/Lord_Howe', 'America/St_Johns', 'Asia/Kolkata'];
 
@@ -292,9 +295,18 @@ describe('formatting without a time-zone lookup per value gives what date-fns gi
     }
   });
 
+  it('years before 1000 and before the common era, numeric letters as date-fns writes them', () => {
+    const numeric = PATTERNS.at(-2)!;
+    for (const iso of ['0999-12-31T23:59:59Z', '0050-06-15T12:00:00Z', '0000-03-01T08:07:06Z', '-000044-03-15T11:00:00Z']) {
+      const ms = Date.parse(iso);
+      expect(compilePattern(numeric, 'UTC', 'de')(new Date(ms)), iso).toBe(oracle(ms, numeric, 'UTC'));
+    }
+  });
+
   it('offsets with seconds (before 1893 in Berlin: +00:53:28): local fields, and day and week numbers, are exact', () => {
     // TZDate counts days with the offset cut to whole minutes and is a day off here in the morning (D 85, Y 1892).
     expect(formatPattern(new Date('1890-06-01T12:00:00Z'), 'yyyy-MM-dd HH:mm:ss xxx', BERLIN)).toBe('1890-06-01 12:53:28 +00:53');
+    expect(formatPattern(new Date('1890-06-01T12:00:00Z'), 'yyyy-MM-dd HH:mm:ss', BERLIN)).toBe('1890-06-01 12:53:28');
     expect(formatPattern(new Date('1874-03-25T01:07:37Z'), 'D', 'Australia/Lord_Howe')).toBe('84');
     // Thursday 1891-12-31 lies in ISO week 53 of 1891.
     expect(formatPattern(new Date('1891-12-31T03:35:38Z'), "EEEE YYYY-'W'ww D", BERLIN)).toBe('Donnerstag 1891-W53 365');
