@@ -1,10 +1,10 @@
-import { upcomingBookables } from '../../services/booking/bookables.service.js';
+import { type BookablesResult, renderedUpcomingBookables } from '../../services/booking/bookables.service.js';
 import { toCreatedAppointmentView, toReserveView } from '../../services/booking/booking.view.js';
 import { createAppointmentWithConsumer } from '../../services/booking/consumer-booking.service.js';
 import { activeProducts, publicData } from '../../services/booking/public-data.service.js';
 import { reserveAppointment } from '../../services/booking/reserve.service.js';
 import { listChannels, saveChannel } from '../../services/resources/booking-channel.service.js';
-import { listQuery, noContent, ok, type Route, stringQuery, wrap } from './http.js';
+import { listQuery, noContent, ok, type Route, stringQuery, wantsFresh, wrap } from './http.js';
 
 /** Spec section "Booking flow (no authentication)". */
 export const bookingRoutes: Route[] = [
@@ -13,16 +13,24 @@ export const bookingRoutes: Route[] = [
     path: '/resources/:ref/upcoming_bookables',
     auth: 'public',
     async handle(ctx, req) {
-      const result = await upcomingBookables(ctx, req.params.ref!, {
-        extraRefs: listQuery(req.query, 'ref'),
-        groupFormat: stringQuery(req.query, 'groupFormat'),
-        timeFormat: stringQuery(req.query, 'timeFormat'),
-        languageTag: stringQuery(req.query, 'languageTag'),
-        channelKey: stringQuery(req.query, 'channelKey'),
-        prdRef: stringQuery(req.query, 'prdRef'),
-      });
-      if (!result.groups.length) return noContent();
-      return ok({ ...Object.fromEntries(result.groups), public_visible: result.publicVisible });
+      const answer = await renderedUpcomingBookables(
+        ctx,
+        req.params.ref!,
+        {
+          extraRefs: listQuery(req.query, 'ref'),
+          groupFormat: stringQuery(req.query, 'groupFormat'),
+          timeFormat: stringQuery(req.query, 'timeFormat'),
+          languageTag: stringQuery(req.query, 'languageTag'),
+          channelKey: stringQuery(req.query, 'channelKey'),
+          prdRef: stringQuery(req.query, 'prdRef'),
+          from: stringQuery(req.query, 'from'),
+          to: stringQuery(req.query, 'to'),
+        },
+        { renderer: 'rest', render: renderBookables, fresh: wantsFresh(req.headers) },
+      );
+      const headers: Record<string, string> = { 'X-Cache': answer.cached ? 'HIT' : 'MISS' };
+      if (!answer.body) return { ...noContent(), headers };
+      return { status: 200, json: answer.body, headers: { ...headers, ETag: answer.etag! } };
     },
   },
   {
@@ -81,6 +89,12 @@ export const bookingRoutes: Route[] = [
       ok(wrap('channel', await saveChannel(ctx, req.params.providerRef!, req.params.resourceRef!, req.params.channelKey!, req.body))),
   },
 ];
+
+/** The spec's body: one key per group, plus public_visible; null (204) when nothing is bookable. */
+function renderBookables(result: BookablesResult): Buffer | null {
+  if (!result.groups.length) return null;
+  return Buffer.from(JSON.stringify({ ...Object.fromEntries(result.groups), public_visible: result.publicVisible }));
+}
 
 function publicQuery(query: Record<string, unknown>) {
   return { refs: listQuery(query, 'ref'), tslRefs: listQuery(query, 'tslRefs'), channelKey: stringQuery(query, 'channelKey') };

@@ -16,6 +16,10 @@ export interface RestResponse {
   body?: unknown;
   /** For the few routes that answer HTML (the cancel page) instead of JSON. */
   html?: string;
+  /** A JSON body serialized beforehand (a cached answer), sent as is. */
+  json?: Buffer;
+  /** Further response headers (e.g. the ETag of a pre-serialized body). */
+  headers?: Record<string, string>;
 }
 
 export type Method = 'get' | 'post' | 'put' | 'delete';
@@ -33,6 +37,12 @@ export const wrap = (entity: string, value: unknown): Record<string, unknown> =>
 
 export const ok = (body: unknown, status = 200): RestResponse => ({ status, body });
 export const noContent = (): RestResponse => ({ status: 204 });
+
+/** Whether the request asks for an answer computed afresh (`Cache-Control: no-cache`, or `Pragma: no-cache`). */
+export function wantsFresh(headers: RestRequest['headers']): boolean {
+  const values = [headers['cache-control'], headers.pragma].flat().filter((value): value is string => typeof value === 'string');
+  return values.some((value) => value.split(',').some((directive) => directive.trim().toLowerCase() === 'no-cache'));
+}
 
 /** The error body of every REST endpoint. */
 export function errorBody(error: DomainError): Record<string, unknown> {

@@ -44,7 +44,11 @@ async function authenticate(root: ContextRoot, req: Request) {
 
 function send(res: Response, result: RestResponse): void {
   res.status(result.status);
-  if (result.html !== undefined) {
+  if (result.headers) res.set(result.headers);
+  if (result.json !== undefined && result.status !== 204) {
+    // As res.json would send it; with an ETag set, express answers If-None-Match with 304 itself.
+    res.type('application/json; charset=utf-8').send(result.json);
+  } else if (result.html !== undefined) {
     res.type('html').send(result.html);
   } else if (result.body === undefined || result.status === 204) {
     res.end();

@@ -22,6 +22,8 @@ import { camelKeys } from './camel-keys.js';
 
 const REFS = 'additional resources (REST: the repeatable query parameter ref)';
 const CHANNEL = 'RESOURCE_PUBLIC (default), RESOURCE_EXCLUSIVE, RESOURCE_REFERENCE or CALENDAR_PUBLIC';
+const WINDOW_FROM = 'extension: list slots starting at or after this ISO 8601 date-time (without offset: the provider’s time zone); default now';
+const WINDOW_TO = 'extension: list slots starting before this; default from + 366 days, at most 366 days after from';
 const orUndefined = (value: string | null | undefined): string | undefined => value ?? undefined;
 
 /**
@@ -41,6 +43,8 @@ export class BookingResolver {
     @Arg('languageTag', () => String, { nullable: true, description: 'language of month and day names, default de' }) languageTag: string | null,
     @Arg('channelKey', () => String, { nullable: true, description: CHANNEL }) channelKey: string | null,
     @Arg('prdRef', () => String, { nullable: true, description: 'product reference or UUID' }) prdRef: string | null,
+    @Arg('from', () => String, { nullable: true, description: WINDOW_FROM }) from: string | null,
+    @Arg('to', () => String, { nullable: true, description: WINDOW_TO }) to: string | null,
   ): Promise<UpcomingBookablesType> {
     const result = await upcomingBookables(ctx, ref, {
       extraRefs: refs ?? [],
@@ -49,6 +53,8 @@ export class BookingResolver {
       languageTag: orUndefined(languageTag),
       channelKey: orUndefined(channelKey),
       prdRef: orUndefined(prdRef),
+      from: orUndefined(from),
+      to: orUndefined(to),
     });
     return { groups: result.groups.map(([key, bookables]) => ({ key, bookables: camelKeys(bookables) })), publicVisible: result.publicVisible };
   }
