@@ -1,3 +1,4 @@
+import { BusyIndex } from '../booking/bookability.js';
 import { cutSlots, type GridTimeslot, type Interval } from '../timeslots/slot-grid.js';
 
 /**
@@ -34,8 +35,9 @@ export interface SlotState {
   capacity: number;
   capacityLeft: number;
   /**
-   * For a Bookable slot: its timeslot and the busy periods around it, so a
-   * subscriber's channel can check each product's lead and follow-up time.
+   * For a Bookable slot: its timeslot and the busy (blocked) periods around
+   * it, so a subscriber's channel can check each product by the bookability
+   * rule (services/booking/bookability.ts productFitsSlot).
    */
   room?: { timeslot: IsoInterval; busy: IsoInterval[] };
 }
@@ -54,10 +56,13 @@ export interface GridAppointment {
   productId: string | null;
   start: string;
   end: string;
+  /** Its blocked period (start − its product's lead time, end + follow-up time); absent in payloads of older code (then start and end). */
+  blockedStart?: string;
+  blockedEnd?: string;
   capacity: number;
   /** 0 unless the appointment is listed as a LotAppointment (active, open for bookings, its timeslot open). */
   capacityLeft: number;
-  /** Active and not archived: it occupies its period and hides Bookable slots it overlaps. */
+  /** Active and not archived: its blocked period is busy and hides the Bookable slots it overlaps. */
   active: boolean;
 }
 
@@ -158,10 +163,13 @@ export interface ExpandOptions {
 /**
  * Cuts a timeslot event into the slots `upcoming_bookables` would show (or
  * no longer shows) within [from, to): the slot of an appointment made from
- * the timeslot carries that appointment's numbers; a slot overlapped by
- * another active appointment has no place left; any other slot has the
- * default capacity while the timeslot is open. Slots of the previous grid
- * that the move removed come with 0. Null when there are more than `limit`
+ * the timeslot carries that appointment's numbers; a slot that overlaps the
+ * blocked period of another active appointment has no place left (for any
+ * product: every product's blocked period contains the slot); any other
+ * slot has the default capacity while the timeslot is open, and carries the
+ * busy periods so each subscriber's channel can check its products' lead and
+ * follow-up time (capacity-feed.service.ts). Slots of the previous grid that
+ * the move removed come with 0. Null when there are more than `limit`
  * slots, or the event could not list its appointments.
  */
 export function slotsOfTimeslotEvent(event: TimeslotCapacityEvent, options: ExpandOptions): SlotState[] | null {
@@ -170,7 +178,8 @@ export function slotsOfTimeslotEvent(event: TimeslotCapacityEvent, options: Expa
   const current = gridOf(event);
   const slots = upcomingSlots(current, options);
   if (slots === null) return null;
-  const busy = appointments.filter((a) => a.active).map((a) => ({ start: a.start, end: a.end }));
+  const busy = appointments.filter((a) => a.active).map(blockedOf);
+  const busyIndex = new BusyIndex(busy.map((period) => ({ startMs: Date.parse(period.start), endMs: Date.parse(period.end) })));
   const room = { timeslot: { start: event.start, end: event.end }, busy };
   const states: SlotState[] = [];
   const ownByStart = new Map(appointments.filter((a) => a.timeslotId === event.timeslotId).map((a) => [Date.parse(a.start), a]));
@@ -190,7 +199,7 @@ export function slotsOfTimeslotEvent(event: TimeslotCapacityEvent, options: Expa
       });
       continue;
     }
-    const blocked = appointments.some((a) => a.active && Date.parse(a.start) < slot.end.getTime() && Date.parse(a.end) > slot.start.getTime());
+    const blocked = busyIndex.overlaps(slot.start.getTime(), slot.end.getTime());
     states.push({ ...bookable(event, slot, event.open && !blocked ? event.capacity : 0), room });
   }
   if (event.previous) {
@@ -203,6 +212,12 @@ export function slotsOfTimeslotEvent(event: TimeslotCapacityEvent, options: Expa
   }
   return states.length > options.limit ? null : states;
 }
+
+/** The busy period of an appointment of a timeslot event: its blocked period, or start and end in payloads without one. */
+const blockedOf = (appointment: GridAppointment): IsoInterval => ({
+  start: appointment.blockedStart ?? appointment.start,
+  end: appointment.blockedEnd ?? appointment.end,
+});
 
 /** The part of the timeslot (and its previous grid) a subscriber's window sees, for a "refetch this period" notice. */
 export function windowOfTimeslotEvent(event: TimeslotCapacityEvent, options: Pick<ExpandOptions, 'now' | 'from' | 'to'>): Interval | null {

@@ -1,5 +1,6 @@
 import { z } from 'zod';
-import { fitsRaster, productsOf } from '../booking/bookables.service.js';
+import { BusyIndex, fitsDuration, type Period, productFitsSlot, type SlotProduct } from '../booking/bookability.js';
+import { productsOf } from '../booking/bookables.service.js';
 import { resolvePublicResources, scopedTo } from '../booking/public-resource.js';
 import type { Context } from '../kernel/context.js';
 import { validationError } from '../kernel/errors.js';
@@ -7,9 +8,7 @@ import { parseInput } from '../kernel/validation.js';
 import { formatWithOffset, parseDateTimeInput, wallClockString } from '../kernel/wall-clock.js';
 import type { BookingChannelSetting } from '../resources/booking-channel-setting.entity.js';
 import { channelOffersProduct, channelSettingsOf, type EffectiveChannel, effectiveChannel, parseChannelKey } from '../resources/booking-channel.service.js';
-import type { Product } from '../products/product.entity.js';
 import type { Resource } from '../resources/resource.entity.js';
-import { type Interval, keepsLeadAndFollowUp } from '../timeslots/slot-grid.js';
 import {
   type BookableKind,
   type CapacityEvent,
@@ -66,7 +65,7 @@ interface WatchedResource {
   rows: BookingChannelSetting[];
   channel: EffectiveChannel;
   /** Products the resource offers on the channel, for the duration and lead/follow-up checks of Bookable slots. */
-  offered: Pick<Product, 'id' | 'minDuration' | 'maxDuration' | 'leadTimeMinutes' | 'followUpTimeMinutes'>[];
+  offered: SlotProduct[];
 }
 
 /** What one `capacityChanged` subscription watches; turns published events into the views it should see. */
@@ -152,10 +151,11 @@ function viewsOf(watched: Map<string, WatchedResource>, payload: unknown, window
 
 /**
  * The view of a slot on the subscriber's channel, by upcoming_bookables'
- * rules: a LotAppointment whose product the channel does not offer, and a
- * Bookable no offered product fits by duration, are never listed (null). A
- * Bookable is listed only while some such product also keeps its lead and
- * follow-up time free; otherwise it shows 0 places.
+ * rules (bookability.ts): a LotAppointment whose product the channel does
+ * not offer, and a Bookable no offered product fits by duration, are never
+ * listed (null). A Bookable is listed only while some such product also fits
+ * with its lead and follow-up time (inside the timeslot, clear of the busy
+ * periods); otherwise it shows 0 places.
  */
 function toView(target: WatchedResource, slot: SlotState): CapacityChangeView | null {
   let productId = slot.productId;
@@ -163,11 +163,11 @@ function toView(target: WatchedResource, slot: SlotState): CapacityChangeView | 
   if (slot.kind === 'models.LotAppointment') {
     if (productId && !channelOffersProduct(target.rows, target.channel, productId)) return null;
   } else {
-    const interval = { start: new Date(slot.start), end: new Date(slot.end) };
-    const sized = target.offered.filter((p) => fitsRaster(p as Product, (interval.end.getTime() - interval.start.getTime()) / 60_000));
+    const period = { startMs: Date.parse(slot.start), endMs: Date.parse(slot.end) };
+    const sized = target.offered.filter((p) => fitsDuration(p, (period.endMs - period.startMs) / 60_000));
     if (!sized.length) return null;
     const room = slot.room && roomOf(slot.room);
-    const fitting = room ? sized.filter((p) => keepsLeadAndFollowUp(interval, p.leadTimeMinutes, p.followUpTimeMinutes, room.busy, room.timeslot)) : sized;
+    const fitting = room ? sized.filter((p) => productFitsSlot(p, period, room.timeslot, room.busy)) : sized;
     productId = fitting.length === 1 ? fitting[0]!.id : null;
     if (!fitting.length) capacityLeft = 0;
   }
@@ -185,14 +185,14 @@ function toView(target: WatchedResource, slot: SlotState): CapacityChangeView | 
   };
 }
 
-const toInterval = (value: IsoInterval): Interval => ({ start: new Date(value.start), end: new Date(value.end) });
+const toPeriod = (value: IsoInterval): Period => ({ startMs: Date.parse(value.start), endMs: Date.parse(value.end) });
 
-/** The slots of one expansion share one `room` object: convert its intervals once. */
-const rooms = new WeakMap<NonNullable<SlotState['room']>, { timeslot: Interval; busy: Interval[] }>();
+/** The slots of one expansion share one `room` object: build its timeslot period and busy index once. */
+const rooms = new WeakMap<NonNullable<SlotState['room']>, { timeslot: Period; busy: BusyIndex }>();
 function roomOf(room: NonNullable<SlotState['room']>) {
   let converted = rooms.get(room);
   if (!converted) {
-    converted = { timeslot: toInterval(room.timeslot), busy: room.busy.map(toInterval) };
+    converted = { timeslot: toPeriod(room.timeslot), busy: new BusyIndex(room.busy.map(toPeriod)) };
     rooms.set(room, converted);
   }
   return converted;

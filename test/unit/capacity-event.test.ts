@@ -78,6 +78,26 @@ describe('slotsOfTimeslotEvent', () => {
     ]);
   });
 
+  it('an appointment blocks the slots its blocked period (lead and follow-up time included) overlaps, not only its own time', () => {
+    // A CRM appointment 08:00-08:15 whose product needs 30 minutes of follow-up: blocked 08:00-08:45.
+    const appointments = [
+      lot({ appointmentId: 'crm', timeslotId: null, start: '2027-05-04T08:00:00.000Z', end: '2027-05-04T08:15:00.000Z', blockedStart: '2027-05-04T08:00:00.000Z', blockedEnd: '2027-05-04T08:45:00.000Z', capacityLeft: 0 }),
+    ];
+    const slots = slotsOfTimeslotEvent(timeslot({ appointments }), { now: NOW, limit: 100 });
+    expect(summary(slots)).toEqual(['07:00 B 3/3', '07:30 B 3/3', '08:00 B 0/3', '08:30 B 0/3']);
+    // Free slots carry the blocked periods, so each subscriber's products can be checked with their own lead and follow-up time.
+    expect(slots![1]!.room).toEqual({
+      timeslot: { start: '2027-05-04T07:00:00.000Z', end: '2027-05-04T09:00:00.000Z' },
+      busy: [{ start: '2027-05-04T08:00:00.000Z', end: '2027-05-04T08:45:00.000Z' }],
+    });
+  });
+
+  it('reads appointments of payloads without blocked periods (older code) by their start and end', () => {
+    const appointments = [lot({ appointmentId: 'crm', timeslotId: null, start: '2027-05-04T08:00:00.000Z', end: '2027-05-04T08:15:00.000Z', capacityLeft: 0 })];
+    const event = readCapacityEvent(JSON.parse(JSON.stringify(timeslot({ appointments })))) as TimeslotCapacityEvent;
+    expect(summary(slotsOfTimeslotEvent(event, { now: NOW, limit: 100 }))).toEqual(['07:00 B 3/3', '07:30 B 3/3', '08:00 B 0/3', '08:30 B 3/3']);
+  });
+
   it('leaves out past slots and clips to the window [from, to) of slot starts', () => {
     const now = new Date('2027-05-04T07:30:00Z');
     expect(summary(slotsOfTimeslotEvent(timeslot(), { now, limit: 100 }))).toEqual(['08:00 B 3/3', '08:30 B 3/3']);
