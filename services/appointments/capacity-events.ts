@@ -2,7 +2,7 @@ import type { Context } from '../kernel/context.js';
 import { TOPICS } from '../kernel/jobs.js';
 import { resourceOpen, type SlotCapacityEvent } from '../live/capacity-event.js';
 import { eventVersion, versionOfAppointmentChange } from '../live/event-version.js';
-import { writeOutbox } from '../outbox/outbox.service.js';
+import { type OutboxDraft, writeOutbox } from '../outbox/outbox.service.js';
 import type { Resource } from '../resources/resource.entity.js';
 import { lotListed } from '../booking/bookability.js';
 import { announceTimeslotsAround } from '../timeslots/timeslot-events.js';
@@ -80,20 +80,13 @@ export interface ClaimedSlot {
 }
 
 /**
- * Announces a booking-flow appointment's slot after a claim changed its
- * places, with the count the claim made under the appointment's lock. When
- * the claim created the appointment and blocked time may reach other slots
- * (`neighboursMayChange`: some product of the resource has lead or
- * follow-up time), the timeslots around it are announced as well.
+ * The capacity event of a booking-flow appointment's slot after a claim, as
+ * an outbox draft: the statement that gives the place fills in
+ * `capacityLeft` and `version` under the appointment's lock.
  */
-export async function announceClaimedSlot(
-  ctx: Context,
-  slot: ClaimedSlot,
-  change: { version: number; capacityLeft: number; created: boolean; neighboursMayChange: boolean },
-): Promise<void> {
-  publish(ctx, {
+export function claimedSlotEvent(slot: ClaimedSlot): OutboxDraft {
+  const event: Omit<SlotCapacityEvent, 'capacityLeft' | 'version'> = {
     scope: 'slot',
-    version: change.version,
     resourceId: slot.resourceId,
     timeslotId: slot.timeslotId,
     appointmentId: slot.id,
@@ -102,11 +95,17 @@ export async function announceClaimedSlot(
     start: slot.start.toISOString(),
     end: slot.end.toISOString(),
     capacity: slot.capacity,
-    capacityLeft: change.capacityLeft,
-  });
-  if (change.created && change.neighboursMayChange) {
-    await announceTimeslotsAround(ctx, { resource: slot.resourceId, start: slot.start, end: slot.end } as unknown as Appointment);
-  }
+  };
+  return { kind: 'event', topic: TOPICS.capacityChanged, payload: { ...event } };
+}
+
+/**
+ * When a claim created a booking-flow appointment and blocked time may
+ * reach other slots (some product of the resource has lead or follow-up
+ * time), the timeslots around it are announced too.
+ */
+export async function announceSlotsAroundClaim(ctx: Context, slot: ClaimedSlot): Promise<void> {
+  await announceTimeslotsAround(ctx, { resource: slot.resourceId, start: slot.start, end: slot.end } as unknown as Appointment);
 }
 
 /**

@@ -1,19 +1,19 @@
 import { z } from 'zod';
-import { announceClaimedSlot } from '../appointments/capacity-events.js';
+import { announceSlotsAroundClaim, claimedSlotEvent } from '../appointments/capacity-events.js';
 import { Customer } from '../customers/customer.entity.js';
 import { type Context, inTransaction } from '../kernel/context.js';
 import { DomainError, validationError } from '../kernel/errors.js';
 import { newId } from '../kernel/ids.js';
 import { QUEUES } from '../kernel/jobs.js';
-import { announceAppointmentChange } from '../live/appointment-events.js';
+import { appointmentChangeDraft } from '../live/appointment-events.js';
 import { emailAddress, internationalPhone, parseInput, requiredText } from '../kernel/validation.js';
-import { writeOutbox } from '../outbox/outbox.service.js';
+import type { OutboxDraft } from '../outbox/outbox.service.js';
 import type { EffectiveChannel } from '../resources/booking-channel.service.js';
 import type { Resource } from '../resources/resource.entity.js';
 import { findOrCreateConsumer } from './consumer.js';
-import { type BookingScope, bookingScope, instantOf, uuidField } from './booking-request.js';
+import { bookingScope, instantOf, uuidField } from './booking-request.js';
 import { compilePattern, DEFAULT_TIME_FORMAT } from './date-pattern.js';
-import { claimPlace, completeHold, insertParticipation, lockHeldLot, type LotRow, type PlaceCount, slotTaken } from './place-claim.js';
+import { claimPlace, completeHold, findHeldLot, givePlace, type LotRow, slotTaken } from './place-claim.js';
 import { appointmentOf, type HeldPlace, slotOf } from './reserve.service.js';
 
 export const CONSUMER_MESSAGE_MAX = 1024;
@@ -71,10 +71,18 @@ export async function createAppointmentWithConsumer(
   const requested = scope.productByUuid(input.product_uuid);
   const oneProvider = scope.resources.every((r) => r.provider.id === scope.main.provider.id);
   return inTransaction(scope.scoped, async (tx) => {
+    return bookInTransaction(tx);
+  }).catch((error: unknown) => {
+    // The database refused a second place of the same customer in the appointment.
+    if ((error as { constraint?: string } | null)?.constraint === 'participation_customer_once_unique') throw alreadyParticipating();
+    throw error;
+  });
+
+  async function bookInTransaction(tx: Context): Promise<ConsumerBookingResult> {
     // Customers belong to a provider: with resources of several providers, the appointment decides which.
     const early = oneProvider ? await consumerFor(tx, scope.main, input) : null;
     const resourceIds = scope.resources.map((r) => r.id);
-    const held = input.placeholder_id ? await lockHeldLot(tx, input.placeholder_id, resourceIds) : null;
+    const held = input.placeholder_id ? await findHeldLot(tx, input.placeholder_id, resourceIds) : null;
     if (held) {
       const { lot } = held;
       if (lot.id !== input.timeslot_uuid && lot.timeslot_id !== input.timeslot_uuid) {
@@ -90,14 +98,10 @@ export async function createAppointmentWithConsumer(
       const customer = early ?? (await consumerFor(tx, resource, input));
       await assertAcceptedOnExclusiveChannel(tx, channel, customer);
       const place = placeOf(channel, customer, input);
-      const done = await completeHold(tx, lot, held.holdId, place);
-      if (done.mine) throw alreadyParticipating();
-      // A hold that went (expired and removed) between our read and our lock is claimed afresh below.
-      if (done.held) {
-        if (!done.given) throw slotTaken();
-        const participation = { id: held.holdId, placeholderId: input.placeholder_id!, state: place.state, messages: place.messages };
-        return finishBooking(tx, scope, { lot, resource, participation, count: done, created: false, fromHold: true, message: input.message ?? null, formatTime });
-      }
+      const participation = { id: held.holdId, placeholderId: input.placeholder_id!, state: place.state, messages: place.messages };
+      const count = await completeHold(tx, lot, held.holdId, place, bookingOutbox(tx, lot, participation, input.message ?? null, true));
+      // A hold that went (expired and given way, or removed) between our read and our update is claimed afresh below.
+      if (count.given) return { participation, lot, resource, product: scope.productById(lot.product_id), capacityLeft: count.capacity - count.taken - 1, formatTime };
     }
     const claim = await claimPlace(tx, {
       scope,
@@ -112,13 +116,18 @@ export async function createAppointmentWithConsumer(
     const { channel } = scope.channelOf(resource);
     const customer = early ?? (await consumerFor(tx, resource, input));
     await assertAcceptedOnExclusiveChannel(tx, channel, customer);
+    if (claim.created && scope.hasBlockedTime(resource)) await announceSlotsAroundClaim(tx, slotOf(lot));
     const place = placeOf(channel, customer, input);
     const participation = { id: newId(), placeholderId: newId(), state: place.state, messages: place.messages };
-    const count = await insertParticipation(tx, lot, { ...place, ...participation, expiresAt: null });
-    if (count.mine) throw alreadyParticipating();
+    const count = await givePlace(
+      tx,
+      lot,
+      { ...place, ...participation, expiresAt: null },
+      { created: claim.created, outbox: bookingOutbox(tx, lot, participation, input.message ?? null, false) },
+    );
     if (!count.given) throw slotTaken();
-    return finishBooking(tx, scope, { lot, resource, participation, count, created: claim.created, fromHold: false, message: input.message ?? null, formatTime });
-  });
+    return { participation, lot, resource, product: scope.productById(lot.product_id), capacityLeft: count.capacity - count.taken - 1, formatTime };
+  }
 }
 
 function placeOf(channel: EffectiveChannel, customer: Customer, input: BookingInput) {
@@ -131,49 +140,33 @@ function placeOf(channel: EffectiveChannel, customer: Customer, input: BookingIn
   };
 }
 
-/** Mails to the consumer and the provider, the slot's new capacity and the CRM feed go to the outbox; then the answer. */
-async function finishBooking(
-  tx: Context,
-  scope: BookingScope,
-  booking: {
-    lot: LotRow;
-    resource: Resource;
-    participation: ConsumerBookingResult['participation'];
-    count: PlaceCount;
-    created: boolean;
-    fromHold: boolean;
-    message: string | null;
-    formatTime: (date: Date) => string;
-  },
-): Promise<ConsumerBookingResult> {
-  const { lot, resource, participation, count } = booking;
+/** What a booking writes: mails to the consumer and the provider, the slot's new capacity, the CRM feed. */
+function bookingOutbox(
+  ctx: Context,
+  lot: LotRow,
+  participation: ConsumerBookingResult['participation'],
+  message: string | null,
+  fromHold: boolean,
+): OutboxDraft[] {
   const [consumerMail, providerMail] =
     participation.state === 'BOOKED'
       ? (['booking-confirmation', 'provider-booking-notification'] as const)
       : (['booking-request-received', 'provider-booking-request'] as const);
-  for (const template of [consumerMail, providerMail]) {
-    writeOutbox(tx.em, {
-      kind: 'mail',
+  return [
+    ...[consumerMail, providerMail].map((template) => ({
+      kind: 'mail' as const,
       topic: QUEUES.mail,
-      payload: { template, params: { participationId: participation.id, appointmentId: lot.id }, message: booking.message },
-    });
-  }
-  const capacityLeft = lot.capacity - count.taken - 1;
-  await announceClaimedSlot(tx, slotOf(lot), {
-    version: count.version,
-    // A private appointment (made from a timeslot with defaultAcceptBookings false) is no longer listed.
-    capacityLeft: lot.accept_bookings ? capacityLeft : 0,
-    created: booking.created,
-    neighboursMayChange: scope.hasBlockedTime(resource),
-  });
-  announceAppointmentChange(
-    tx,
-    booking.fromHold ? 'PARTICIPATION_STATE_CHANGED' : 'PARTICIPATION_ADDED',
-    appointmentOf(lot),
-    { id: participation.id, reference: participation.id, state: participation.state },
-    booking.fromHold ? 'RESERVED' : null,
-  );
-  return { participation, lot, resource, product: scope.productById(lot.product_id), capacityLeft, formatTime: booking.formatTime };
+      payload: { template, params: { participationId: participation.id, appointmentId: lot.id }, message },
+    })),
+    claimedSlotEvent(slotOf(lot)),
+    appointmentChangeDraft(
+      ctx,
+      fromHold ? 'PARTICIPATION_STATE_CHANGED' : 'PARTICIPATION_ADDED',
+      appointmentOf(lot),
+      { id: participation.id, reference: participation.id, state: participation.state },
+      fromHold ? 'RESERVED' : null,
+    ),
+  ];
 }
 
 /** The consumer's user and customer of the resource's provider (see consumer.ts). */

@@ -7,14 +7,16 @@ import { newId } from '../kernel/ids.js';
 import type { Product } from '../products/product.entity.js';
 import type { Resource } from '../resources/resource.entity.js';
 import { slotAt } from '../timeslots/slot-grid.js';
-import { blockedPeriod, BusyIndex, fitsDuration, type LotState, lotListed, OCCUPYING_SQL, productsForSlot } from './bookability.js';
+import { announceAppointmentChange } from '../live/appointment-events.js';
+import { addTouchedResources, type OutboxDraft } from '../outbox/outbox.service.js';
+import { blockedPeriod, BusyIndex, fitsDuration, type LotState, lotListed, productsForSlot } from './bookability.js';
 import type { BookingScope } from './booking-request.js';
 
 export const SLOT_TAKEN_MESSAGE = 'Das überlappt mit einem anderen Termin.';
 /** The documented refusal when the place is gone: 412 with errorCode 201. */
 export const slotTaken = () => new DomainError('SLOT_TAKEN', SLOT_TAKEN_MESSAGE, '201');
 
-/** An appointment of the booking flow as its row reads, with its timeslot's state; locked FOR UPDATE by whoever loaded it. */
+/** An appointment of the booking flow as its row reads, with its timeslot's state. */
 export interface LotRow {
   id: string;
   crm_id: string;
@@ -52,7 +54,7 @@ export const lotState = (lot: LotRow): LotState => ({
   startMs: lot.start.getTime(),
   capacity: lot.capacity,
   timeslotState: lot.timeslot_state,
-  // Loaded only through an open resource (see lockLot).
+  // Loaded only through an open resource (see findLot).
   resourceOpen: true,
 });
 
@@ -94,7 +96,7 @@ export interface Claim {
 export async function claimPlace(ctx: Context, request: ClaimRequest): Promise<Claim> {
   const resourceIds = request.scope.resources.map((r) => r.id);
   const byAppointment = async () => {
-    const lot = await lockLot(ctx, 'a.id = ?', [request.uuid], resourceIds);
+    const lot = await findLot(ctx, 'a.id = ?', [request.uuid], resourceIds);
     return lot && joinLot(ctx, request, lot, true);
   };
   const byTimeslot = async () => {
@@ -142,25 +144,25 @@ async function findTimeslot(ctx: Context, id: string, resourceIds: string[]): Pr
   return rows[0] && readTimeslot(rows[0]);
 }
 
-/** Locks an appointment of the resources (and shares their rows); null when there is none. */
-async function lockLot(ctx: Context, where: string, params: unknown[], resourceIds: string[]): Promise<LotRow | null> {
+/** An appointment of the resources (their rows shared against delete/archive); null when there is none. Its places are counted by givePlace, under its lock. */
+async function findLot(ctx: Context, where: string, params: unknown[], resourceIds: string[]): Promise<LotRow | null> {
   const rows = await ctx.em.execute<LotRow[]>(
     `select ${LOT_COLUMNS} from appointment a join resource r on r.id = a.resource_id left join timeslot t on t.id = a.timeslot_id
       where ${where} and a.resource_id in (${resourceIds.map(() => '?').join(',')}) and r.deleted_at is null and not r.archived
-      for update of a for share of r`,
+      for share of r`,
     [...params, ...resourceIds],
   );
   return rows[0] ? readLot(rows[0]) : null;
 }
 
-/** The appointment of a live or expired hold (by its placeholder id), locked; with the hold's id. */
-export async function lockHeldLot(ctx: Context, placeholderId: string, resourceIds: string[]): Promise<{ lot: LotRow; holdId: string } | null> {
+/** The appointment of a live or expired hold (by its placeholder id), with the hold's id; completeHold re-checks the hold under its row lock. */
+export async function findHeldLot(ctx: Context, placeholderId: string, resourceIds: string[]): Promise<{ lot: LotRow; holdId: string } | null> {
   const rows = await ctx.em.execute<(LotRow & { hold_id: string })[]>(
     `select ${LOT_COLUMNS}, p.id as hold_id from participation p join appointment a on a.id = p.appointment_id
        join resource r on r.id = a.resource_id left join timeslot t on t.id = a.timeslot_id
       where p.placeholder_id = ? and p.state = 'RESERVED' and a.resource_id in (${resourceIds.map(() => '?').join(',')})
         and r.deleted_at is null and not r.archived
-      for update of a for share of r`,
+      for share of r`,
     [placeholderId, ...resourceIds],
   );
   const row = rows[0];
@@ -169,40 +171,7 @@ export async function lockHeldLot(ctx: Context, placeholderId: string, resourceI
   return { lot, holdId };
 }
 
-/**
- * Completes a hold in its locked appointment with the consumer: a live hold
- * keeps its place; an expired one needs a free place again (spec rule 3).
- * `given` is false (and `held` tells why) when the hold is gone or no place is
- * left; `mine` counts other places of the same customer.
- */
-export async function completeHold(
-  ctx: Context,
-  lot: LotRow,
-  holdId: string,
-  row: { state: string; customerId: string; channelKey: string; locale: string | null; messages: string[] | null },
-): Promise<PlaceCount & { held: boolean; live: boolean }> {
-  const now = ctx.clock.now();
-  const [count] = await ctx.em.execute<{ taken: number; mine: number; held: number; live: boolean | null; given: number; version: string }[]>(
-    `with taken as (
-       select count(*)::int as n, (count(*) filter (where p.customer_id = ?))::int as mine
-         from participation p where p.appointment_id = ? and p.id <> ? and ${OCCUPYING_SQL}
-     ), hold as (
-       select id, expires_at > ? as live from participation where id = ? and state = 'RESERVED'
-     ), given as (
-       update participation set customer_id = ?, state = ?, expires_at = null, channel_key = ?, locale = ?, messages = ?::jsonb, updated_at = ?
-        where id = (select id from hold)
-          and ((select live from hold) or (select n from taken) < ?) and (select mine from taken) = 0
-       returning id
-     )
-     select taken.n as taken, taken.mine, (select count(*) from hold)::int as held, (select live from hold) as live,
-            (select count(*) from given)::int as given, (extract(epoch from clock_timestamp()) * 1000000)::bigint as version
-       from taken`,
-    [row.customerId, lot.id, holdId, now, now, holdId, row.customerId, row.state, row.channelKey, row.locale, row.messages ? JSON.stringify(row.messages) : null, now, lot.capacity],
-  );
-  return { taken: count!.taken, mine: count!.mine, held: count!.held > 0, live: count!.live === true, given: count!.given > 0, version: Number(count!.version) };
-}
-
-/** Checks a locked, existing appointment against the request: the same slot, still open, a product the channel offers. */
+/** Checks an existing appointment against the request: the same slot, still open, a product the channel offers. */
 function joinLot(ctx: Context, request: ClaimRequest, lot: LotRow, named: boolean): Claim {
   if (named && (lot.start.getTime() !== request.from.getTime() || lot.end.getTime() !== request.to.getTime())) {
     throw validationError('from and to must be the start and end of the appointment');
@@ -308,67 +277,148 @@ async function claimSlot(ctx: Context, request: ClaimRequest, timeslot: Timeslot
 }
 
 async function joinExisting(ctx: Context, request: ClaimRequest, timeslot: TimeslotRow, startMs: number): Promise<Claim> {
-  const lot = await lockLot(ctx, 'a.timeslot_id = ? and a.start = ?', [timeslot.id, new Date(startMs)], [timeslot.resource_id]);
+  const lot = await findLot(ctx, 'a.timeslot_id = ? and a.start = ?', [timeslot.id, new Date(startMs)], [timeslot.resource_id]);
   if (!lot) throw slotTaken();
   return joinLot(ctx, request, lot, false);
 }
 
-/** How a claimed place was counted: places taken before this request, whether the place was given, the event version. */
+/** How a place was given: the places taken before (holds included until removed), the capacity, the event version. */
 export interface PlaceCount {
-  taken: number;
-  /** Places the same customer already takes (REQUESTED, BOOKED, live hold) in this appointment. */
-  mine: number;
   given: boolean;
+  taken: number;
+  capacity: number;
   /** PostgreSQL's clock under the appointment's lock (see live/event-version.ts). */
   version: number;
 }
 
 /**
- * Inserts a participation into a locked appointment if a place is left (and
- * the customer, if any, does not take part yet): one guarded statement whose
- * count runs after the lock was granted, so it sees every committed place.
- * Its reference is its UUID, so a CRM can address a booking-flow
- * participation (confirm a request, cancel or delete one place).
+ * Outbox rows inserted by the statement that changes the place, only when
+ * it did (`from <changed>`): capacity events get the count and the version
+ * of that moment, so nothing is written after the appointment's lock is
+ * taken but the COMMIT.
  */
-export async function insertParticipation(
+const OUTBOX_INSERT = (changed: string, capacityLeft: string) => `
+  insert into outbox_message (kind, topic, payload, run_at, created_at, attempts)
+  select m.kind, m.topic,
+         case when m.topic = 'capacity-changed'
+              then m.payload || jsonb_build_object('capacityLeft', ${capacityLeft}, 'version', (extract(epoch from clock_timestamp()) * 1000000)::bigint)
+              else m.payload end,
+         m.run_at, now(), 0
+    from a, ${changed}, jsonb_to_recordset(?::jsonb) as m(kind text, topic text, payload jsonb, run_at timestamptz)`;
+
+const draftsJson = (drafts: OutboxDraft[]) => JSON.stringify(drafts.map((d) => ({ kind: d.kind, topic: d.topic, payload: d.payload, run_at: d.runAt ?? null })));
+
+/**
+ * Gives a place in a booking-flow appointment, or not: ONE statement locks
+ * the appointment row (FOR UPDATE returns its latest committed version),
+ * checks it is still open and has a place left by its `places_taken` count
+ * (kept by a trigger on participation for every writer), inserts the
+ * participation and its outbox rows. So the row lock is held only for the
+ * rest of that statement and the COMMIT, and a busy slot serialises bookings
+ * at database speed. When the count says full but holds have expired, they
+ * give way (spec rule 3: an expired hold keeps its place only while nobody
+ * else needs it) and the place is tried once more.
+ */
+export async function givePlace(
   ctx: Context,
   lot: LotRow,
   row: { id: string; placeholderId: string; state: string; customerId: string | null; expiresAt: Date | null; channelKey: string; locale: string | null; messages: string[] | null },
+  options: { created: boolean; outbox: OutboxDraft[] },
 ): Promise<PlaceCount> {
   const now = ctx.clock.now();
-  const [count] = await ctx.em.execute<{ taken: number; mine: number; given: number; version: string }[]>(
-    `with taken as (
-       select count(*)::int as n, (count(*) filter (where p.customer_id = ?))::int as mine
-         from participation p where p.appointment_id = ? and ${OCCUPYING_SQL}
-     ), given as (
-       insert into participation (id, crm_id, appointment_id, customer_id, reference, placeholder_id, state, expires_at, channel_key, messages, locale, created_at, updated_at)
-       select ?, ?, ?, ?, ?, ?, ?, ?, ?, ?::jsonb, ?, ?, ? from taken where taken.n < ? and taken.mine = 0
-       returning id
-     )
-     select taken.n as taken, taken.mine, (select count(*) from given)::int as given,
-            (extract(epoch from clock_timestamp()) * 1000000)::bigint as version
-       from taken`,
-    [
-      row.customerId,
-      lot.id,
-      now,
-      row.id,
-      lot.crm_id,
-      lot.id,
-      row.customerId,
-      row.id,
-      row.placeholderId,
-      row.state,
-      row.expiresAt,
-      row.channelKey,
-      row.messages ? JSON.stringify(row.messages) : null,
-      row.locale,
-      now,
-      now,
-      lot.capacity,
-    ],
+  const attempt = async () => {
+    const [count] = await ctx.em.execute<{ taken: number; capacity: number; given: number; version: string }[]>(
+      `with a as (
+         select id, capacity, places_taken, accept_bookings from appointment
+          where id = ? and state = 'ACTIVE' and not archived and start > ?
+          for update
+       ), p as (
+         insert into participation (id, crm_id, appointment_id, customer_id, reference, placeholder_id, state, expires_at, channel_key, messages, locale, created_at, updated_at)
+         select ?, ?, a.id, ?, ?, ?, ?, ?, ?, ?::jsonb, ?, ?, ?
+           from a where a.places_taken < a.capacity and (a.accept_bookings or ?::boolean)
+         returning id
+       ), o as (${OUTBOX_INSERT('p', 'case when a.accept_bookings then greatest(a.capacity - a.places_taken - 1, 0) else 0 end')})
+       select a.places_taken as taken, a.capacity, (select count(*) from p)::int as given,
+              (extract(epoch from clock_timestamp()) * 1000000)::bigint as version
+         from a`,
+      [
+        lot.id,
+        now,
+        row.id,
+        lot.crm_id,
+        row.customerId,
+        row.id,
+        row.placeholderId,
+        row.state,
+        row.expiresAt,
+        row.channelKey,
+        row.messages ? JSON.stringify(row.messages) : null,
+        row.locale,
+        now,
+        now,
+        options.created,
+        draftsJson(options.outbox),
+      ],
+    );
+    // No row: the appointment was cancelled, archived or has begun since it was read.
+    return count ? { given: count.given > 0, taken: count.taken, capacity: count.capacity, version: Number(count.version) } : null;
+  };
+  const first = await attempt();
+  if (!first) throw slotTaken();
+  const count = first.given || !(await releaseExpiredHolds(ctx, lot)) ? first : ((await attempt()) ?? first);
+  // Its capacity event was written by the statement: the resource's calendar counter moves after commit.
+  if (count.given) addTouchedResources(ctx.em, [lot.resource_id]);
+  return count;
+}
+
+/**
+ * Removes the expired holds of an appointment (whose row lock the caller
+ * holds) so their places can be given; the CRM feed hears of each. Returns
+ * how many went.
+ */
+async function releaseExpiredHolds(ctx: Context, lot: LotRow): Promise<number> {
+  const gone = await ctx.em.execute<{ id: string; reference: string | null }[]>(
+    `delete from participation where appointment_id = ? and state = 'RESERVED' and expires_at <= ? returning id, reference`,
+    [lot.id, ctx.clock.now()],
   );
-  return { taken: count!.taken, mine: count!.mine, given: count!.given > 0, version: Number(count!.version) };
+  for (const hold of gone) {
+    announceAppointmentChange(ctx, 'HOLD_EXPIRED', { id: lot.id, reference: lot.reference, state: lot.state, crm: { id: lot.crm_id }, provider: { id: lot.provider_id } }, { id: hold.id, reference: hold.reference, state: 'RESERVED' }, 'RESERVED');
+  }
+  return gone.length;
+}
+
+/**
+ * Completes a hold with the consumer in one statement: the participation row
+ * (locked by the UPDATE itself) turns from RESERVED into BOOKED/REQUESTED,
+ * with its outbox rows. The hold keeps the place it counts in
+ * `places_taken`, live or expired (while nobody needed it, see givePlace).
+ * `given` is false when the hold is gone (removed after expiry, or changed
+ * by someone else meanwhile).
+ */
+export async function completeHold(
+  ctx: Context,
+  lot: LotRow,
+  holdId: string,
+  row: { state: string; customerId: string; channelKey: string; locale: string | null; messages: string[] | null },
+  outbox: OutboxDraft[],
+): Promise<PlaceCount> {
+  const now = ctx.clock.now();
+  const [count] = await ctx.em.execute<{ taken: number; capacity: number; given: number; version: string }[]>(
+    `with u as (
+       update participation set customer_id = ?, state = ?, expires_at = null, channel_key = ?, locale = ?, messages = ?::jsonb, updated_at = ?
+        where id = ? and state = 'RESERVED' and appointment_id = ?
+       returning id
+     ), a as (
+       select id, capacity, places_taken, accept_bookings from appointment where id = ?
+     ), o as (${OUTBOX_INSERT('u', 'case when a.accept_bookings then greatest(a.capacity - a.places_taken, 0) else 0 end')})
+     select a.places_taken - 1 as taken, a.capacity, (select count(*) from u)::int as given,
+            (extract(epoch from clock_timestamp()) * 1000000)::bigint as version
+       from a`,
+    [row.customerId, row.state, row.channelKey, row.locale, row.messages ? JSON.stringify(row.messages) : null, now, holdId, lot.id, lot.id, draftsJson(outbox)],
+  );
+  const given = (count?.given ?? 0) > 0;
+  if (given) addTouchedResources(ctx.em, [lot.resource_id]);
+  return { given, taken: count?.taken ?? lot.capacity, capacity: count?.capacity ?? lot.capacity, version: Number(count?.version ?? 0) };
 }
 
 /**

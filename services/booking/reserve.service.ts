@@ -1,17 +1,16 @@
 import { z } from 'zod';
-import { announceClaimedSlot } from '../appointments/capacity-events.js';
+import { announceSlotsAroundClaim, claimedSlotEvent } from '../appointments/capacity-events.js';
 import { type Context, inTransaction } from '../kernel/context.js';
 import { validationError } from '../kernel/errors.js';
 import { newId } from '../kernel/ids.js';
 import { QUEUES } from '../kernel/jobs.js';
-import { announceAppointmentChange } from '../live/appointment-events.js';
+import { appointmentChangeDraft } from '../live/appointment-events.js';
 import { parseInput } from '../kernel/validation.js';
-import { writeOutbox } from '../outbox/outbox.service.js';
 import type { ParticipationState } from '../participations/participation.entity.js';
 import type { Product } from '../products/product.entity.js';
 import type { Resource } from '../resources/resource.entity.js';
 import { bookingScope, instantOf, uuidField } from './booking-request.js';
-import { claimPlace, insertParticipation, type LotRow, slotTaken } from './place-claim.js';
+import { claimPlace, givePlace, type LotRow, slotTaken } from './place-claim.js';
 
 const reserveInput = z
   .object({
@@ -37,9 +36,9 @@ export type ReserveResult = HeldPlace;
 /**
  * Holds one place for the configured hold time (3 minutes). One short
  * transaction: claim the slot's appointment (creating it on the first
- * booking, no lock wider than the slot), insert the RESERVED participation
- * if a place is left (one guarded statement under the appointment's lock),
- * and write the expiry job and the events to the outbox.
+ * booking; no lock wider than the slot), then one statement that locks the
+ * appointment, gives the place if one is left and writes the expiry job and
+ * the events to the outbox; then COMMIT.
  */
 export async function reserveAppointment(
   ctx: Context,
@@ -63,27 +62,25 @@ export async function reserveAppointment(
       product: requested,
     });
     const { lot } = claim;
+    if (claim.created && scope.hasBlockedTime(claim.resource)) await announceSlotsAroundClaim(tx, slotOf(lot));
     const participation = { id: newId(), placeholderId: newId(), state: 'RESERVED' as const, messages: null };
     const expiresAt = new Date(tx.clock.now().getTime() + tx.config.holdMs);
-    const count = await insertParticipation(tx, lot, {
-      ...participation,
-      customerId: null,
-      expiresAt,
-      channelKey: scope.channelKey,
-      locale: null,
-    });
+    const count = await givePlace(
+      tx,
+      lot,
+      { ...participation, customerId: null, expiresAt, channelKey: scope.channelKey, locale: null },
+      {
+        created: claim.created,
+        outbox: [
+          { kind: 'job', topic: QUEUES.holdExpiry, payload: { participationId: participation.id }, runAt: expiresAt },
+          claimedSlotEvent(slotOf(lot)),
+          appointmentChangeDraft(tx, 'PARTICIPATION_ADDED', appointmentOf(lot), { ...participation, reference: participation.id }),
+        ],
+      },
+    );
     if (!count.given) throw slotTaken();
-    const capacityLeft = lot.capacity - count.taken - 1;
-    writeOutbox(tx.em, { kind: 'job', topic: QUEUES.holdExpiry, payload: { participationId: participation.id }, runAt: expiresAt });
-    await announceClaimedSlot(tx, slotOf(lot), {
-      version: count.version,
-      // A private appointment (made from a timeslot with defaultAcceptBookings false) is no longer listed.
-      capacityLeft: lot.accept_bookings ? capacityLeft : 0,
-      created: claim.created,
-      neighboursMayChange: scope.hasBlockedTime(claim.resource),
-    });
-    announceAppointmentChange(tx, 'PARTICIPATION_ADDED', appointmentOf(lot), { ...participation, reference: participation.id });
-    return { participation, lot, resource: claim.resource, product: scope.productById(lot.product_id), capacityLeft };
+    const capacityLeft = count.capacity - count.taken - 1;
+    return { participation, lot: { ...lot, capacity: count.capacity }, resource: claim.resource, product: scope.productById(lot.product_id), capacityLeft };
   });
 }
 

@@ -9,13 +9,15 @@ export const STOPPABLE_MESSAGE = 'booking:stoppable';
  * Runs `stop` once on SIGINT or SIGTERM; a second signal, or a stop that
  * hangs past the grace period, exits at once. A process started by a
  * supervisor (with an IPC channel) also stops on its SHUTDOWN_MESSAGE, which
- * is no second signal: after Ctrl-C the terminal has signalled every process
- * already, and the supervisor's request must not turn a graceful stop into an
- * abrupt one. Losing the supervisor stops the process too.
+ * does not count as a signal: after Ctrl-C the terminal signals every process
+ * of the group as well, in either order, and that must stay a graceful stop.
+ * Losing the supervisor stops the process too.
  */
 export function onShutdown(logger: Logger, stop: () => Promise<void>, graceMs = 10_000): void {
   let stopping = false;
+  let signalled = false;
   const begin = (reason: string) => {
+    if (stopping) return;
     stopping = true;
     logger.info('shutting down', { signal: reason });
     setTimeout(() => {
@@ -31,18 +33,17 @@ export function onShutdown(logger: Logger, stop: () => Promise<void>, graceMs = 
     );
   };
   const handle = (signal: NodeJS.Signals) => {
-    if (stopping) process.exit(1);
+    if (signalled) process.exit(1);
+    signalled = true;
     begin(signal);
   };
   process.on('SIGINT', handle);
   process.on('SIGTERM', handle);
   if (process.send) {
     process.on('message', (message) => {
-      if (message === SHUTDOWN_MESSAGE && !stopping) begin('supervisor');
+      if (message === SHUTDOWN_MESSAGE) begin('supervisor');
     });
-    process.once('disconnect', () => {
-      if (!stopping) begin('supervisor gone');
-    });
+    process.once('disconnect', () => begin('supervisor gone'));
     process.send(STOPPABLE_MESSAGE, undefined, {}, () => undefined);
   }
 }

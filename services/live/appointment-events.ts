@@ -2,7 +2,7 @@ import type { Appointment } from '../appointments/appointment.entity.js';
 import type { Context } from '../kernel/context.js';
 import { TOPICS } from '../kernel/jobs.js';
 import { formatUtc } from '../kernel/wall-clock.js';
-import { writeOutbox } from '../outbox/outbox.service.js';
+import { type OutboxDraft, writeOutbox } from '../outbox/outbox.service.js';
 import type { Participation, ParticipationState } from '../participations/participation.entity.js';
 
 /** What happened to an appointment, as the CRM subscription `appointmentChanged` reports it. */
@@ -37,10 +37,6 @@ export interface AppointmentChangedEvent {
   at: string;
 }
 
-/**
- * Writes an appointment change to the outbox in the caller's transaction,
- * so the CRM hears it after, and only if, the change commits.
- */
 /** What an appointment change names: an entity, or the plain facts a write path already has. */
 export interface ChangedAppointment {
   id: string;
@@ -50,6 +46,10 @@ export interface ChangedAppointment {
   provider: { id: string };
 }
 
+/**
+ * Writes an appointment change to the outbox in the caller's transaction,
+ * so the CRM hears it after, and only if, the change commits.
+ */
 export function announceAppointmentChange(
   ctx: Context,
   change: AppointmentChange,
@@ -57,6 +57,18 @@ export function announceAppointmentChange(
   participation: Pick<Participation, 'id' | 'reference' | 'state'> | null = null,
   previousState: ParticipationState | null = null,
 ): void {
+  const draft = appointmentChangeDraft(ctx, change, appointment, participation, previousState);
+  writeOutbox(ctx.em, draft);
+}
+
+/** The outbox row of an appointment change, for writers that insert their outbox rows themselves. */
+export function appointmentChangeDraft(
+  ctx: Context,
+  change: AppointmentChange,
+  appointment: ChangedAppointment,
+  participation: Pick<Participation, 'id' | 'reference' | 'state'> | null = null,
+  previousState: ParticipationState | null = null,
+): OutboxDraft {
   const event: AppointmentChangedEvent = {
     change,
     crmId: appointment.crm.id,
@@ -70,7 +82,7 @@ export function announceAppointmentChange(
     previousState,
     at: formatUtc(ctx.clock.now()),
   };
-  writeOutbox(ctx.em, { kind: 'event', topic: TOPICS.appointmentChanged, payload: { ...event } });
+  return { kind: 'event', topic: TOPICS.appointmentChanged, payload: { ...event } };
 }
 
 /** Reads a payload from Redis; undefined when it is not an appointment change. */

@@ -11,7 +11,11 @@ import { Migration } from '@mikro-orm/migrations';
  *   commit, whichever gateway runs them;
  * - indexes by end time, so "upcoming" reads skip a resource's past;
  * - a commit that wrote outbox rows wakes the relay by itself (NOTIFY from a
- *   statement trigger is delivered on commit), saving writers a round trip.
+ *   statement trigger is delivered on commit), saving writers a round trip;
+ * - every appointment counts its places taken (`places_taken`: RESERVED,
+ *   REQUESTED and BOOKED participations, holds included until they are
+ *   removed), kept by a trigger for every writer, so the booking flow gives
+ *   a place with one guarded statement under the appointment's row lock.
  */
 export class Migration20261122230000_BookingWritePath extends Migration {
   override async up(): Promise<void> {
@@ -56,10 +60,39 @@ export class Migration20261122230000_BookingWritePath extends Migration {
       end
       $$;`);
     this.addSql(`create trigger outbox_message_notify after insert on "outbox_message" for each statement execute function outbox_message_notify();`);
+    this.addSql(`alter table "appointment" add column "places_taken" int not null default 0;`);
+    this.addSql(`
+      update "appointment" a set "places_taken" = c.n
+        from (select appointment_id, count(*)::int as n from participation where state in ('RESERVED', 'REQUESTED', 'BOOKED') group by appointment_id) c
+       where c.appointment_id = a.id;`);
+    this.addSql(`
+      create or replace function participation_places() returns trigger language plpgsql as $$
+      declare
+        before_count int := 0;
+        after_count int := 0;
+      begin
+        if tg_op in ('UPDATE', 'DELETE') and old.state in ('RESERVED', 'REQUESTED', 'BOOKED') then before_count := 1; end if;
+        if tg_op in ('INSERT', 'UPDATE') and new.state in ('RESERVED', 'REQUESTED', 'BOOKED') then after_count := 1; end if;
+        if tg_op = 'UPDATE' and old.appointment_id is distinct from new.appointment_id then
+          if before_count = 1 then update appointment set places_taken = places_taken - 1 where id = old.appointment_id; end if;
+          if after_count = 1 then update appointment set places_taken = places_taken + 1 where id = new.appointment_id; end if;
+        elsif after_count <> before_count then
+          update appointment set places_taken = places_taken + after_count - before_count
+           where id = case when tg_op = 'DELETE' then old.appointment_id else new.appointment_id end;
+        end if;
+        return null;
+      end
+      $$;`);
+    this.addSql(`
+      create trigger participation_places after insert or delete or update of "state", "appointment_id" on "participation"
+        for each row execute function participation_places();`);
     this.addSql(`create index "participation_appointment_id_index" on "participation" ("appointment_id") where "state" in ('RESERVED', 'REQUESTED', 'BOOKED');`);
   }
 
   override async down(): Promise<void> {
+    this.addSql(`drop trigger if exists participation_places on "participation";`);
+    this.addSql(`drop function if exists participation_places();`);
+    this.addSql(`alter table "appointment" drop column if exists "places_taken";`);
     this.addSql(`drop trigger if exists outbox_message_notify on "outbox_message";`);
     this.addSql(`drop function if exists outbox_message_notify();`);
     this.addSql(`drop index if exists "participation_appointment_id_index";`);

@@ -5,6 +5,14 @@ import { OutboxMessage, type OutboxKind } from './outbox-message.entity.js';
 /** PostgreSQL channel on which a commit that wrote outbox rows wakes the relay. */
 export const OUTBOX_CHANNEL = 'outbox_pending';
 
+/** An outbox row a statement writes itself (see booking/place-claim.ts givePlace), instead of through writeOutbox. */
+export interface OutboxDraft {
+  kind: OutboxKind;
+  topic: string;
+  payload: Record<string, unknown>;
+  runAt?: Date | null;
+}
+
 /** EntityManagers (one per transaction) that wrote outbox rows the relay has not been woken for yet. */
 const unannounced = new WeakSet<EntityManager>();
 /** Resources whose capacity events a transaction (by its EntityManager) wrote: their calendar counters move after commit. */

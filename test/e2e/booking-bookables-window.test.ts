@@ -75,8 +75,8 @@ describe('booking flow: upcoming_bookables window, limits and blocked periods', 
       const res = await pub.graphql(query, { ref: f.resourceUuid, from: '2027-05-08T09:30', to: '2027-05-08T10:30' });
       expect(res.body.data.upcomingBookables.groups[0].bookables.map(local)).toEqual(['2027-05-08 09:30', '2027-05-08 10:00']);
       const bad = await pub.graphql(query, { ref: f.resourceUuid, from: '2027-05-08T10:30', to: '2027-05-08T09:30' });
-      expect(bad.body.errors[0].extensions.code).toBe('VALIDATION_FAILED');
-      expect(bad.body.errors[0].message).toBe('to must be after from');
+      expect(bad.body.errors![0].extensions.code).toBe('VALIDATION_FAILED');
+      expect(bad.body.errors![0].message).toBe('to must be after from');
     });
   });
 

@@ -216,4 +216,14 @@ describe('booking flow: no overbooking under concurrency across two gateway proc
       expect(answers.filter((a) => a.status === 201)).toHaveLength(Number(rows[0]!.n));
     }
   }, 120_000);
+
+  it('every appointment’s places_taken (kept by a trigger for every writer) equals its RESERVED, REQUESTED and BOOKED participations', async () => {
+    const { rows } = await db.query(
+      `select a.id, a.places_taken, (select count(*) from participation p where p.appointment_id = a.id and p.state in ('RESERVED', 'REQUESTED', 'BOOKED'))::int as counted
+         from appointment a
+        where a.places_taken <> (select count(*) from participation p where p.appointment_id = a.id and p.state in ('RESERVED', 'REQUESTED', 'BOOKED'))`,
+    );
+    expect(rows).toEqual([]);
+    expect((await db.query(`select count(*)::int as n from appointment where places_taken > 0`)).rows[0].n).toBeGreaterThan(0);
+  });
 });
