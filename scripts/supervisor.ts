@@ -4,7 +4,7 @@
  * one worker process. A process that exits while nothing asked it to is
  * started again after a short back-off; one that keeps dying right after its
  * start stops everything. SIGINT/SIGTERM asks every process to stop
- * gracefully and exits once they have.
+ * gracefully and exits once they have; a second signal kills them.
  *
  * The entry points are resolved next to this file: compiled, it runs
  * dist/schema/gateway.js and dist/worker/main.js with plain node; run as
@@ -72,6 +72,7 @@ function launch(slot: Slot): void {
   child.once('exit', (code, signal) => {
     slot.child = undefined;
     if (stopping) {
+      logger.info('process stopped', { name: slot.name, childPid: child.pid, exit: signal ?? code });
       // A child still starting has no handler yet, so SIGTERM ends it; that is a clean stop too.
       if (code !== 0 && signal !== 'SIGTERM') exitCode = 1;
       exitWhenAllStopped();
@@ -128,9 +129,26 @@ for (const signal of ['SIGINT', 'SIGTERM'] as const) {
       stopAll();
       return;
     }
-    // A second signal: the children take it as theirs and exit at once.
-    for (const child of running()) child.kill('SIGTERM');
+    // A second signal: stop at once (after a second Ctrl-C the children have exited by themselves already).
+    logger.error('second signal: killing every process', { signal });
+    for (const child of running()) child.kill('SIGKILL');
   });
+}
+
+// `npm start` runs this under npm and sh; a SIGTERM to npm ends sh without passing the signal on. Stop when the parent is gone.
+const parentPid = process.ppid;
+if (parentPid > 1) {
+  const watch = setInterval(() => {
+    try {
+      process.kill(parentPid, 0);
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'ESRCH' || stopping) return;
+      clearInterval(watch);
+      logger.info('shutting down', { signal: 'parent gone', parentPid });
+      stopAll();
+    }
+  }, 1000);
+  watch.unref();
 }
 
 logger.info('starting', { gateways: config.gatewayProcesses, workers: 1, port: config.port });
