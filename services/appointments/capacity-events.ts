@@ -109,6 +109,40 @@ export async function announceSlotsAroundClaim(ctx: Context, slot: ClaimedSlot):
 }
 
 /**
+ * Announces the slot of a booking-flow appointment that was just removed
+ * (its last hold expired): the slot is a Bookable again with its timeslot's
+ * default places, unless another appointment's blocked period covers it.
+ * One slot event, so a subscriber hears one change per freed hold. Where
+ * products of the provider have lead or follow-up time the neighbours may
+ * open up too, and the timeslots around it are announced instead.
+ */
+export async function announceLotRemoved(ctx: Context, appointment: Appointment): Promise<void> {
+  await ctx.em.populate(appointment, ['resource', 'timeslot']);
+  const timeslot = appointment.timeslot;
+  const [row] = await ctx.em.execute<{ blocked_time: boolean; busy: boolean }[]>(
+    `select exists (select 1 from product where provider_id = ? and (coalesce(lead_time_minutes, 0) > 0 or coalesce(follow_up_time_minutes, 0) > 0)) as blocked_time,
+            exists (select 1 from appointment where resource_id = ? and id <> ? and state = 'ACTIVE' and not archived
+                       and tstzrange(blocked_from, blocked_to) && tstzrange(?, ?)) as busy`,
+    [appointment.provider.id, appointment.resource.id, appointment.id, appointment.start, appointment.end],
+  );
+  if (!timeslot || row!.blocked_time) return announceAppointmentRemoved(ctx, appointment);
+  const open = timeslot.state === 'BOOKABLE' && resourceOpen(appointment.resource) && !row!.busy;
+  publish(ctx, {
+    scope: 'slot',
+    version: await eventVersion(ctx),
+    resourceId: appointment.resource.id,
+    timeslotId: timeslot.id,
+    appointmentId: null,
+    productId: null,
+    kind: 'models.Bookable',
+    start: appointment.start.toISOString(),
+    end: appointment.end.toISOString(),
+    capacity: timeslot.defaultCapacity,
+    capacityLeft: open ? timeslot.defaultCapacity : 0,
+  });
+}
+
+/**
  * Announces appointments that are being deleted (with the others in
  * `deleted`, e.g. a whole series): each one's slot goes to 0, and the
  * timeslots they overlap are announced without them, so a slot cut from a

@@ -2,7 +2,7 @@ import { LockMode } from '@mikro-orm/core';
 import type { Context } from '../kernel/context.js';
 import { inTransaction } from '../kernel/context.js';
 import { Appointment } from '../appointments/appointment.entity.js';
-import { announceAppointmentRemoved, announceCapacity } from '../appointments/capacity-events.js';
+import { announceCapacity, announceLotRemoved } from '../appointments/capacity-events.js';
 import { QUEUES } from '../kernel/jobs.js';
 import { announceAppointmentChange } from '../live/appointment-events.js';
 import { writeOutbox } from '../outbox/outbox.service.js';
@@ -49,9 +49,10 @@ export async function expireHold(ctx: Context, participationId: string): Promise
     await tx.em.flush();
     announceAppointmentChange(tx, 'HOLD_EXPIRED', appointment, hold, 'RESERVED');
     if (appointment.timeslot && appointment.state === 'ACTIVE' && !(await tx.em.count(Participation, { appointment }))) {
-      await announceAppointmentRemoved(tx, appointment);
+      await tx.em.populate(appointment, ['resource', 'timeslot', 'provider']);
       tx.em.remove(appointment);
       await tx.em.flush();
+      await announceLotRemoved(tx, appointment);
     } else {
       await announceCapacity(tx, appointment);
     }

@@ -52,6 +52,14 @@ const timeslotEventsAfter = (app: TestApp, timeslotId: string, since: Date) =>
     [timeslotId, since],
   );
 
+/** capacity-changed rows of the outbox that announce a slot of the timeslot as a Bookable again. */
+const freedSlotEvents = (app: TestApp, timeslotId: string) =>
+  sql<{ payload: { scope: string; kind: string; appointmentId: null; start: string; capacity: number; capacityLeft: number } }>(
+    app,
+    `select payload from outbox_message where topic = 'capacity-changed' and payload->>'scope' = 'slot' and payload->>'kind' = 'models.Bookable' and payload->>'timeslotId' = ? order by id`,
+    [timeslotId],
+  );
+
 describe('hold expiry by the delayed job (hold shortened to 1.5 s)', () => {
   let app: TestApp;
   let subscriber: Redis;
@@ -81,11 +89,15 @@ describe('hold expiry by the delayed job (hold shortened to 1.5 s)', () => {
     // The appointment held nothing but this hold: it goes, and its slot is a Bookable again with all places.
     expect(await sql(app, 'select 1 from appointment where id = ?', [appointmentId])).toEqual([]);
     const events = await capacityEvents(app, appointmentId);
-    expect(events.map((e) => e.payload.capacityLeft)).toEqual([2, 0]);
-    await expect.poll(() => heard.filter((e) => e.appointmentId === appointmentId).map((e) => e.capacityLeft), { timeout: 3000 }).toEqual([2, 0]);
-    const [reopened] = await timeslotEventsAfter(app, f.timeslotUuid, events.at(-1)!.created_at);
-    expect(reopened!.payload).toMatchObject({ scope: 'timeslot', open: true, capacityLeft: 3 });
-    expect(reopened!.payload.appointments.map((a) => a.appointmentId)).not.toContain(appointmentId);
+    expect(events.map((e) => e.payload.capacityLeft)).toEqual([2]);
+    await expect.poll(() => heard.filter((e) => e.appointmentId === appointmentId).map((e) => e.capacityLeft), { timeout: 3000 }).toEqual([2]);
+    // One announcement frees it: the slot as a Bookable with the timeslot's places (no timeslot-wide event).
+    const freed = await freedSlotEvents(app, f.timeslotUuid);
+    expect(freed.map((e) => e.payload)).toEqual([
+      expect.objectContaining({ scope: 'slot', kind: 'models.Bookable', appointmentId: null, start: new Date(f.slots[0]!.from).toISOString(), capacity: 3, capacityLeft: 3 }),
+    ]);
+    expect(await timeslotEventsAfter(app, f.timeslotUuid, events.at(-1)!.created_at)).toEqual([]);
+    await expect.poll(() => heard.filter((e) => e.appointmentId === null && (e as { scope?: string; timeslotId?: string }).scope === 'slot' && (e as { timeslotId?: string }).timeslotId === f.timeslotUuid).length, { timeout: 3000 }).toBe(1);
   });
 
   it('lets the holder still complete after the worker removed the expired hold and its appointment (spec rule 3)', async () => {
@@ -185,7 +197,7 @@ describe('the periodic sweep catches a hold whose job was lost', () => {
     }
     await waitUntilGone(app, participationId, HOLD_MS + 4000);
     const events = await capacityEvents(app, appointmentId);
-    expect(events.at(-1)!.payload.capacityLeft).toBe(0);
-    await expect.poll(async () => (await timeslotEventsAfter(app, f.timeslotUuid, events.at(-1)!.created_at)).length).toBeGreaterThan(0);
+    expect(events.at(-1)!.payload.capacityLeft).toBe(1);
+    expect((await freedSlotEvents(app, f.timeslotUuid)).map((e) => e.payload.capacityLeft)).toEqual([2]);
   });
 });
