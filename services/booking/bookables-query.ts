@@ -121,7 +121,8 @@ export async function resolveListingResources(ctx: Context, ref: string, extraRe
   const references = new Set<string>();
   const full: [string, string][] = [];
   for (const value of values) {
-    if (!value || value.length > 600) continue;
+    // PostgreSQL text cannot hold NUL: such a ref names no resource (404 below), it must not reach the query.
+    if (!value || value.length > 600 || value.includes('\u0000')) continue;
     if (isUuid(value)) ids.add(value.toLowerCase());
     references.add(value);
     const parts = value.split('@');
@@ -202,7 +203,9 @@ const CONTACT_CHANNELS_SQL = (profiles: string, users: string) => `
  */
 export async function loadListingScope(ctx: Context, named: NamedResource[], prdRef: string | undefined): Promise<ListingScope> {
   const ids = uuidArray(named.map((r) => r.id));
-  const productWhere = prdRef === undefined ? 'false' : isUuid(prdRef) ? 'pr.id = ?::uuid' : 'pr.reference = ?';
+  // A prdRef with NUL (which PostgreSQL text cannot hold) names no product.
+  const productKnowable = prdRef !== undefined && !prdRef.includes('\u0000');
+  const productWhere = !productKnowable ? 'false' : isUuid(prdRef) ? 'pr.id = ?::uuid' : 'pr.reference = ?';
   const [[row], settings] = await Promise.all([
     ctx.em.execute<ScopeRow[]>(
       `select
@@ -217,7 +220,7 @@ export async function loadListingScope(ctx: Context, named: NamedResource[], prd
            join product pr on pr.id = x.product_id) as products,
         (select json_build_object(${PRODUCT_JSON('pr')}) from product pr where pr.provider_id = ? and ${productWhere} limit 1) as product,
         (${CONTACT_CHANNELS_SQL('select contact_profile_id from resource where id = any(?::uuid[])', 'select contact_id from resource where id = any(?::uuid[])')}) as contacts`,
-      [ids, ids, ids, named[0]!.providerId, ...(prdRef === undefined ? [] : [prdRef]), ids, ids],
+      [ids, ids, ids, named[0]!.providerId, ...(productKnowable ? [prdRef] : []), ids, ids],
     ),
     ctx.em.find(BookingChannelSetting, { resource: { $in: named.map((r) => r.id) } }),
   ]);

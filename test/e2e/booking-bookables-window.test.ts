@@ -91,6 +91,15 @@ describe('booking flow: upcoming_bookables window, limits and blocked periods', 
     expect(errorOf(more)).toBe('ref: at most 20 further resources per request, got 21');
   });
 
+  it('a ref or prdRef PostgreSQL cannot store (NUL) names nothing: 404 and 400, never a 500', async () => {
+    const f = await setupBookable(app, { slots: 1 });
+    expect((await upcoming(pub, 'a\u0000b@test')).status).toBe(404);
+    expect((await upcoming(pub, f.resourceUuid, `ref=${enc('x\u0000')}`)).status).toBe(404);
+    const product = await upcoming(pub, f.resourceUuid, `prdRef=${enc('p\u0000')}`);
+    expect(product.status).toBe(400);
+    expect(errorOf(product)).toMatch(/^prdRef: no product/);
+  });
+
   describe('blocked periods', () => {
     it('a booking with lead and follow-up time blocks its neighbours for every product, not only for products with such times', async () => {
       const f = await setupBookable(app, { slots: 8, capacity: 1 }); // 09:00-13:00, raster 30
