@@ -19,6 +19,7 @@ interface LogLine {
   signal?: string;
   name?: string;
   exit?: string | number;
+  childPid?: number;
 }
 
 /** Runs a node script of the repository to its end; rejects with its output when it fails. */
@@ -69,72 +70,91 @@ const alive = (pid: number) => {
   }
 };
 
+interface Service {
+  supervisor: ChildProcess;
+  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+  /** JSON log lines of every process so far (info on stdout, warnings and errors on stderr). */
+  lines: LogLine[];
+  output(): string;
+  logged(msg: string, processName?: string): LogLine[];
+  /** Resolves once `done()` holds; rejects with the output when the supervisor exits first or time runs out. */
+  until(what: string, done: () => boolean, timeoutMs?: number): Promise<void>;
+  /** SIGKILL for whatever is still running (after a failed test). */
+  kill(): void;
+}
+
+/** Runs `node scripts/start.mjs`, what `npm start` runs, with `env` on top of this environment. */
+function startService(env: Record<string, string>): Service {
+  const supervisor = spawn(process.execPath, ['scripts/start.mjs'], {
+    cwd: ROOT,
+    env: { ...process.env, REDIS_URL: TEST_REDIS_URL, QUEUE_PREFIX: unique('cluster'), LOG_LEVEL: 'info', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+    supervisor.once('exit', (code, signal) => resolve({ code, signal })),
+  );
+  let output = '';
+  const lines: LogLine[] = [];
+  for (const stream of [supervisor.stdout!, supervisor.stderr!]) {
+    let buffer = '';
+    stream.setEncoding('utf8').on('data', (chunk: string) => {
+      output += chunk;
+      buffer += chunk;
+      for (let newline = buffer.indexOf('\n'); newline >= 0; newline = buffer.indexOf('\n')) {
+        const text = buffer.slice(0, newline);
+        buffer = buffer.slice(newline + 1);
+        try {
+          lines.push(JSON.parse(text) as LogLine);
+        } catch {
+          // not a log line
+        }
+      }
+    });
+  }
+  return {
+    supervisor,
+    exited,
+    lines,
+    output: () => output,
+    logged: (msg, processName) => lines.filter((line) => line.msg === msg && (!processName || line.process === processName)),
+    until: async (what, done, timeoutMs = 45_000) => {
+      const deadline = Date.now() + timeoutMs;
+      while (!done()) {
+        if (supervisor.exitCode !== null || supervisor.signalCode !== null) throw new Error(`npm start exited while waiting for ${what}:\n${output}`);
+        if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}:\n${output.slice(-8000)}`);
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+    },
+    kill: () => {
+      for (const pid of new Set([supervisor.pid, ...lines.flatMap((line) => [line.pid, line.childPid])])) if (pid && alive(pid)) process.kill(pid, 'SIGKILL');
+    },
+  };
+}
+
+// What `npm start` does first on a fresh clone; a no-op when dist/ is up to date. Done once here so the tests time only the processes.
+beforeAll(() => runNode(['scripts/build.mjs', '--if-stale'], 170_000), 180_000);
+
 describe('npm start: compiled supervisor with GATEWAY_PROCESSES=2 and a worker', () => {
   let database: Awaited<ReturnType<typeof isolatedDatabase>>;
   let mailDir: string;
+  let service: Service;
   let supervisor: ChildProcess;
-  let exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
-  let output = '';
-  const lines: LogLine[] = [];
-  const seenPids = new Set<number>();
 
-  const logged = (msg: string, processName?: string) => lines.filter((line) => line.msg === msg && (!processName || line.process === processName));
+  const logged = (msg: string, processName?: string) => service.logged(msg, processName);
   const gatewayPids = () => [...new Set(logged('gateway listening').map((line) => line.pid!))];
   const workerPids = () => logged('worker started', 'worker').map((line) => line.pid!);
-  async function until(what: string, done: () => boolean, timeoutMs = 45_000): Promise<void> {
-    const deadline = Date.now() + timeoutMs;
-    while (!done()) {
-      if (supervisor.exitCode !== null || supervisor.signalCode !== null) throw new Error(`npm start exited while waiting for ${what}:\n${output}`);
-      if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}:\n${output.slice(-8000)}`);
-      await new Promise((resolve) => setTimeout(resolve, 50));
-    }
-  }
+  const until = (what: string, done: () => boolean) => service.until(what, done);
 
   beforeAll(async () => {
     database = await isolatedDatabase('cluster');
     mailDir = mkdtempSync(join(tmpdir(), 'booking-cluster-mail-'));
-    // What `npm start` does first on a fresh clone; a no-op when dist/ is up to date. Done here so the tests time only the processes.
-    await runNode(['scripts/build.mjs', '--if-stale'], 170_000);
-    supervisor = spawn(process.execPath, ['scripts/start.mjs'], {
-      cwd: ROOT,
-      env: {
-        ...process.env,
-        DATABASE_URL: database.url,
-        REDIS_URL: TEST_REDIS_URL,
-        // In a cluster every gateway gets the same port for PORT=0.
-        PORT: '0',
-        GATEWAY_PROCESSES: '2',
-        QUEUE_PREFIX: unique('cluster'),
-        MAIL_DIR: mailDir,
-        LOG_LEVEL: 'info',
-      },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    exited = new Promise((resolve) => supervisor.once('exit', (code, signal) => resolve({ code, signal })));
-    // JSON log lines: info on stdout, warnings and errors on stderr.
-    for (const stream of [supervisor.stdout!, supervisor.stderr!]) {
-      let buffer = '';
-      stream.setEncoding('utf8').on('data', (chunk: string) => {
-        output += chunk;
-        buffer += chunk;
-        for (let newline = buffer.indexOf('\n'); newline >= 0; newline = buffer.indexOf('\n')) {
-          const text = buffer.slice(0, newline);
-          buffer = buffer.slice(newline + 1);
-          try {
-            const line = JSON.parse(text) as LogLine;
-            lines.push(line);
-            if (line.pid) seenPids.add(line.pid);
-          } catch {
-            // not a log line
-          }
-        }
-      });
-    }
-  }, 180_000);
+    // In a cluster every gateway gets the same port for PORT=0.
+    service = startService({ DATABASE_URL: database.url, PORT: '0', GATEWAY_PROCESSES: '2', MAIL_DIR: mailDir });
+    supervisor = service.supervisor;
+  });
 
   afterAll(async () => {
-    // Whatever a failed test left running.
-    for (const pid of [supervisor?.pid, ...seenPids]) if (pid && alive(pid)) process.kill(pid, 'SIGKILL');
+    service?.kill();
     rmSync(mailDir, { recursive: true, force: true });
     await database?.drop();
   });
@@ -174,11 +194,28 @@ describe('npm start: compiled supervisor with GATEWAY_PROCESSES=2 and a worker',
     const worker = workerPids().at(-1)!;
     expect(gateways).toHaveLength(2);
     supervisor.kill('SIGTERM');
-    expect(await exited).toEqual({ code: 0, signal: null });
+    expect(await service.exited).toEqual({ code: 0, signal: null });
     for (const pid of [...gateways, worker]) {
-      expect(lines.some((line) => line.msg === 'shutting down' && line.pid === pid)).toBe(true);
+      expect(service.lines.some((line) => line.msg === 'shutting down' && line.pid === pid)).toBe(true);
       expect(alive(pid)).toBe(false);
     }
     expect(logged('stopped', 'supervisor')).toMatchObject([{ exitCode: 0 }]);
   });
+});
+
+describe('npm start: a process that keeps dying at once', () => {
+  let service: Service;
+  afterAll(() => service?.kill());
+
+  it('is restarted with a back-off, then everything stops with exit code 1', async () => {
+    // Nothing listens on port 1: every process fails right after its start.
+    service = startService({ DATABASE_URL: 'postgresql://postgres@127.0.0.1:1/booking_test_unreachable', PORT: '0', GATEWAY_PROCESSES: '1' });
+    expect(await service.exited).toEqual({ code: 1, signal: null });
+    const restarts = service.logged('process exited unexpectedly; restarting it', 'supervisor') as (LogLine & { delayMs: number })[];
+    const [givingUp] = service.logged('process keeps exiting right after its start; stopping everything', 'supervisor');
+    expect(givingUp, service.output()).toMatchObject({ deaths: 5 });
+    const delays = restarts.filter((line) => line.name === givingUp!.name).map((line) => line.delayMs);
+    expect(delays).toEqual([250, 500, 1000, 2000]);
+    for (const pid of new Set(service.lines.flatMap((line) => [line.pid, line.childPid]))) if (pid) expect(alive(pid)).toBe(false);
+  }, 60_000);
 });
