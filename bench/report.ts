@@ -24,7 +24,7 @@ const number = (value: number | null, digits?: number) => {
 };
 const ratioText = (f: Figure) => (f.ratio === null ? (f.ratioOf ? '—' : '') : `${f.ratio < 0.01 ? f.ratio.toFixed(4) : f.ratio.toFixed(3)}× ${f.ratioOf}`);
 const metText = (f: Figure) => {
-  if (f.stretch) return f.value === null ? 'skipped (stretch)' : f.met ? 'yes (stretch)' : 'no (stretch)';
+  if (f.stretch) return f.value === null ? `${f.error?.startsWith('skipped') ? 'skipped' : 'not measured'} (stretch)` : f.met ? 'yes (stretch)' : 'no (stretch)';
   return f.met === null ? (f.target === 'baseline' ? 'baseline' : '—') : f.met ? 'yes' : 'NO';
 };
 /** Figures whose target the run must meet (baselines and stretch figures are not). */

@@ -136,7 +136,7 @@ export async function seedAll(api: Api, db: pg.Pool, options: { apiBookingDeadli
     () => Date.now() >= options.apiBookingDeadline,
   );
   const apiSeconds = (Date.now() - apiStarted) / 1000;
-  log(`seed: ${viaApi} P3 bookings through the API in ${apiSeconds.toFixed(1)} s (${(viaApi / apiSeconds).toFixed(1)}/s)${failures.length ? `, ${failures.length} failed: ${JSON.stringify(tally(failures))}` : ''}`);
+  log(`seed: ${viaApi} P3 bookings through the API in ${apiSeconds.toFixed(1)} s (${apiSeconds > 0 ? (viaApi / apiSeconds).toFixed(1) : '?'}/s)${failures.length ? `, ${failures.length} failed: ${JSON.stringify(tally(failures))}` : ''}`);
 
   const template = await findBookingTemplate(db, p3.id);
   if (!template) throw new Error('no booking of P3 went through the API: nothing to copy for the rest of the seed');
