@@ -105,7 +105,7 @@ export function claimedSlotEvent(slot: ClaimedSlot): OutboxDraft {
  * time), the timeslots around it are announced too.
  */
 export async function announceSlotsAroundClaim(ctx: Context, slot: ClaimedSlot): Promise<void> {
-  await announceTimeslotsAround(ctx, { resource: slot.resourceId, start: slot.start, end: slot.end } as unknown as Appointment);
+  await announceTimeslotsAround(ctx, { id: slot.id, resource: slot.resourceId, start: slot.start, end: slot.end });
 }
 
 /**
