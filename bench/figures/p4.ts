@@ -98,9 +98,12 @@ export async function measureP4(
     }
     await Promise.all(sent);
     const booked = bookings.filter((b) => b.answer?.status === 201);
-    const waitUntil = Math.min(Date.now() + 5_000, options.deadline);
+    // Changes not received within 5 s of the last answer (or by the phase's deadline) count as missing.
+    const answered = Date.now();
+    const waitUntil = Math.min(answered + 5_000, options.deadline);
     const delivered = () => booked.reduce((n, b) => n + [...ready.keys()].filter((s) => ready[s] && !Number.isNaN(b.row[s]!)).length, 0);
     while (Date.now() < waitUntil && delivered() < booked.length * readyCount) await sleep(100);
+    const waitedForDeliveriesMs = Date.now() - answered;
     const client = clientLoad();
 
     const latencies: number[] = [];
@@ -134,6 +137,7 @@ export async function measureP4(
         bookingFailures: tally(bookings.filter((b) => b.answer?.status !== 201).map((b) => (b.answer ? describeFailure(b.answer) : 'not sent'))),
         deliveries: latencies.length,
         missingDeliveries: missing,
+        waitedForDeliveriesMs,
         p50Ms: round(percentile(latencies, 50)),
         maxMs: round(percentile(latencies, 100)),
         negativeLatencies: latencies.filter((ms) => ms < 0).length,
