@@ -17,13 +17,8 @@ import { fileURLToPath } from 'node:url';
 import { loadConfigOrExit } from '../services/kernel/config.js';
 import { createLogger } from '../services/kernel/logger.js';
 import { SHUTDOWN_MESSAGE, STOPPABLE_MESSAGE } from '../services/kernel/shutdown.js';
+import { afterUnexpectedExit } from './restart-policy.js';
 
-/** A process that lived this long counts as having started fine; its death is not "at once". */
-const STABLE_AFTER_MS = 10_000;
-/** Deaths at once in a row (of one process slot) before the supervisor gives up. */
-const MAX_QUICK_DEATHS = 5;
-const FIRST_BACK_OFF_MS = 250;
-const MAX_BACK_OFF_MS = 5_000;
 /** Longer than the children's own grace period (10 s), after which they exit by themselves. */
 const STOP_DEADLINE_MS = 15_000;
 
@@ -40,7 +35,7 @@ interface Slot {
   /** The child listens for SHUTDOWN_MESSAGE (it has set up its graceful shutdown). */
   stoppable?: boolean;
   startedAt: number;
-  /** Deaths in a row within STABLE_AFTER_MS of the start. */
+  /** Deaths in a row soon after the start (see restart-policy.ts). */
   quickDeaths: number;
   restartTimer?: NodeJS.Timeout;
 }
@@ -79,16 +74,16 @@ function launch(slot: Slot): void {
       return;
     }
     const lived = Date.now() - slot.startedAt;
-    slot.quickDeaths = lived < STABLE_AFTER_MS ? slot.quickDeaths + 1 : 1;
-    if (slot.quickDeaths >= MAX_QUICK_DEATHS) {
+    const decision = afterUnexpectedExit(slot.quickDeaths, lived);
+    slot.quickDeaths = decision.quickDeaths;
+    if (decision.action === 'give-up') {
       logger.error('process keeps exiting right after its start; stopping everything', { name: slot.name, exit: signal ?? code, deaths: slot.quickDeaths });
       exitCode = 1;
       stopAll();
       return;
     }
-    const delayMs = Math.min(FIRST_BACK_OFF_MS * 2 ** (slot.quickDeaths - 1), MAX_BACK_OFF_MS);
-    logger.error('process exited unexpectedly; restarting it', { name: slot.name, childPid: child.pid, exit: signal ?? code, livedMs: lived, delayMs });
-    slot.restartTimer = setTimeout(() => launch(slot), delayMs);
+    logger.error('process exited unexpectedly; restarting it', { name: slot.name, childPid: child.pid, exit: signal ?? code, livedMs: lived, delayMs: decision.delayMs });
+    slot.restartTimer = setTimeout(() => launch(slot), decision.delayMs);
   });
 }
 

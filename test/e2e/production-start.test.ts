@@ -202,20 +202,3 @@ describe('npm start: compiled supervisor with GATEWAY_PROCESSES=2 and a worker',
     expect(logged('stopped', 'supervisor')).toMatchObject([{ exitCode: 0 }]);
   });
 });
-
-describe('npm start: a process that keeps dying at once', () => {
-  let service: Service;
-  afterAll(() => service?.kill());
-
-  it('is restarted with a back-off, then everything stops with exit code 1', async () => {
-    // Nothing listens on port 1: every process fails right after its start.
-    service = startService({ DATABASE_URL: 'postgresql://postgres@127.0.0.1:1/booking_test_unreachable', PORT: '0', GATEWAY_PROCESSES: '1' });
-    expect(await service.exited).toEqual({ code: 1, signal: null });
-    const restarts = service.logged('process exited unexpectedly; restarting it', 'supervisor') as (LogLine & { delayMs: number })[];
-    const [givingUp] = service.logged('process keeps exiting right after its start; stopping everything', 'supervisor');
-    expect(givingUp, service.output()).toMatchObject({ deaths: 5 });
-    const delays = restarts.filter((line) => line.name === givingUp!.name).map((line) => line.delayMs);
-    expect(delays).toEqual([250, 500, 1000, 2000]);
-    for (const pid of new Set(service.lines.flatMap((line) => [line.pid, line.childPid]))) if (pid) expect(alive(pid)).toBe(false);
-  }, 60_000);
-});
