@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { cpus, totalmem } from 'node:os';
+import { cpus, loadavg, totalmem } from 'node:os';
 
 export interface Machine {
   cpuModel: string;
@@ -7,7 +7,11 @@ export interface Machine {
   memoryGiB: number;
   node: string;
   platform: string;
+  /** 1-minute load average when the run started and when it ended (other work on the machine skews every number). */
+  loadAverage: number[];
 }
+
+const loadAtStart = loadavg()[0]!;
 
 export function machine(): Machine {
   const cpu = cpus();
@@ -17,6 +21,7 @@ export function machine(): Machine {
     memoryGiB: Math.round(totalmem() / 2 ** 30),
     node: process.version,
     platform: `${process.platform} ${process.arch}`,
+    loadAverage: [Number(loadAtStart.toFixed(2)), Number(loadavg()[0]!.toFixed(2))],
   };
 }
 

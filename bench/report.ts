@@ -44,7 +44,7 @@ export function formatTable(results: RunResults): string {
   }
   const met = judged(results.figures);
   return [
-    `npm run bench — ${results.date}, commit ${results.commit}${results.dirty ? ' (+ uncommitted changes)' : ''}, ${results.machine.cpuModel} × ${results.machine.cores}, node ${results.machine.node}, gateways: ${results.gatewayProcesses ?? 'default'}, ${results.durationSeconds} s`,
+    `npm run bench — ${results.date}, commit ${results.commit}${results.dirty ? ' (+ uncommitted changes)' : ''}, ${results.machine.cpuModel} × ${results.machine.cores}, node ${results.machine.node}, load ${results.machine.loadAverage.join('→')}, gateways: ${results.gatewayProcesses ?? 'default'}, ${results.durationSeconds} s`,
     '',
     line(header),
     line(widths.map((w) => '-'.repeat(w))),
@@ -101,7 +101,16 @@ could not reach in time shows what was measured (e.g. 0 req/s) and fails its
 target. Between phases the run waits (bounded) until the service has worked
 off the previous phase's queue.
 
-Each cell: value (ratio) and ✓ / ✗ for its target.
+\`npm run bench -- --only P4,P5\` seeds and runs only the named phases (for
+working on one figure); it writes \`bench/results.partial.json\` and leaves
+results.json and this file alone. Order of a full run: B0, B1 hot, P3
+(single client), P3 history, P4, P5, P1, P2, P3 with the availability
+probe, P3 under writes, P4 stretch.
+
+The machine's 2 cores are shared with PostgreSQL, Redis, the worker and
+whatever else runs: \`load\` is the 1-minute load average at the start and
+end of the run; compare rows with similar load. Each cell: value (ratio)
+and ✓ / ✗ for its target.
 
 | date | commit | machine | gateways | ${COLUMNS.join(' | ')} | met |
 |---|---|---|---|${COLUMNS.map(() => '---').join('|')}|---|
@@ -116,17 +125,22 @@ function cell(f: Figure | undefined): string {
   return `${value}${ratio}${mark}`;
 }
 
-/** Appends the run to BENCHMARKS.md's table (writing the header first when the file is new). */
+/** Appends the run to BENCHMARKS.md's table; the text above the table is rewritten from BENCHMARKS_HEADER, the rows are kept. */
 export function appendBenchmarks(path: string, results: RunResults): void {
   const existing = existsSync(path) ? readFileSync(path, 'utf8') : '';
-  const base = existing.includes('| date | commit |') ? existing.replace(/\n*$/, '\n') : BENCHMARKS_HEADER;
+  const rows = existing
+    .split('\n')
+    .filter((line) => /^\| \d{4}-\d{2}-\d{2} /.test(line))
+    .map((line) => `${line}\n`)
+    .join('');
+  const base = BENCHMARKS_HEADER + rows;
   const byId = new Map(results.figures.map((f) => [f.id, f]));
   const counted = judged(results.figures);
   const m = results.machine;
   const row = [
     results.date.slice(0, 16).replace('T', ' '),
     `${results.commit}${results.dirty ? '+' : ''}`,
-    `${m.cpuModel} × ${m.cores}, ${m.memoryGiB} GiB, node ${m.node}`,
+    `${m.cpuModel} × ${m.cores}, ${m.memoryGiB} GiB, node ${m.node}, load ${m.loadAverage.map((l) => l.toFixed(1)).join('→')}`,
     results.gatewayProcesses ?? 'default',
     ...COLUMNS.map((id) => cell(byId.get(id))),
     `${counted.filter((f) => f.met).length}/${counted.length}`,
