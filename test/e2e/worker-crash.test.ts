@@ -42,6 +42,8 @@ describe('worker processes: SIGKILL mid-burst, graceful SIGTERM, several at once
     await Promise.all(
       Array.from({ length: parallel }, async () => {
         while (next < count) {
+          // Bookings wait while `after` runs (e.g. until the worker is killed), then go on.
+          if (fired) await fired;
           const i = next++;
           const { email } = await bookSlot(app, f, i % slotCount, { locale: i % 2 ? 'en' : 'de' });
           emails.push(email);
@@ -110,6 +112,8 @@ describe('worker processes: SIGKILL mid-burst, graceful SIGTERM, several at once
     const emails = await burst(f, 24, {
       n: 8,
       run: async () => {
+        // Mid-burst means mid-mailing too: the worker has sent something (bookings are faster than mails).
+        await sink.waitFor(() => sink.messages.length > 0, 30_000, 'a first mail');
         killedAfter = sink.messages.length;
         first.kill('SIGKILL');
         expect(await first.exited).toBe('SIGKILL');
