@@ -10,7 +10,7 @@ import { emailAddress, internationalPhone, parseInput, requiredText } from '../k
 import type { OutboxDraft } from '../outbox/outbox.service.js';
 import type { EffectiveChannel } from '../resources/booking-channel.service.js';
 import type { Resource } from '../resources/resource.entity.js';
-import { findOrCreateConsumer } from './consumer.js';
+import { type ConsumerCustomer, findOrCreateConsumer } from './consumer.js';
 import { bookingScope, instantOf, uuidField } from './booking-request.js';
 import { compilePattern, DEFAULT_TIME_FORMAT } from './date-pattern.js';
 import { claimPlace, completeHold, findHeldLot, givePlace, type LotRow, slotTaken } from './place-claim.js';
@@ -130,7 +130,7 @@ export async function createAppointmentWithConsumer(
   }
 }
 
-function placeOf(channel: EffectiveChannel, customer: Customer, input: BookingInput) {
+function placeOf(channel: EffectiveChannel, customer: ConsumerCustomer, input: BookingInput) {
   return {
     state: channel.bookingProcess === 'IMMEDIATE' ? ('BOOKED' as const) : ('REQUESTED' as const),
     customerId: customer.id,
@@ -170,19 +170,15 @@ function bookingOutbox(
 }
 
 /** The consumer's user and customer of the resource's provider (see consumer.ts). */
-const consumerFor = async (ctx: Context, resource: Resource, input: BookingInput): Promise<Customer> =>
-  (
-    await findOrCreateConsumer(ctx, resource, {
-      email: input.email,
-      firstName: input.firstname,
-      lastName: input.lastname,
-      mobile: input.mobile ?? null,
-      locale: input.locale ?? null,
-    })
-  ).customer;
+const consumerFor = (ctx: Context, resource: Resource, input: BookingInput): Promise<ConsumerCustomer> =>
+  findOrCreateConsumer(
+    ctx,
+    { crmId: resource.crm.id, providerId: resource.provider.id, crmLanguage: resource.crm.language },
+    { email: input.email, firstName: input.firstname, lastName: input.lastname, mobile: input.mobile ?? null, locale: input.locale ?? null },
+  );
 
 /** On RESOURCE_EXCLUSIVE only the provider's accepted customers may book (matched by customer or e-mail). */
-async function assertAcceptedOnExclusiveChannel(ctx: Context, channel: EffectiveChannel, customer: Customer): Promise<void> {
+async function assertAcceptedOnExclusiveChannel(ctx: Context, channel: EffectiveChannel, customer: ConsumerCustomer): Promise<void> {
   if (channel.channelKey !== 'RESOURCE_EXCLUSIVE') return;
   const accepted = channel.acceptedCustomerIds.length ? await ctx.em.find(Customer, { id: { $in: channel.acceptedCustomerIds }, erasedAt: null }) : [];
   const ok = accepted.some((c) => c.id === customer.id || (c.email && customer.email && c.email.toLowerCase() === customer.email.toLowerCase()));

@@ -1,8 +1,5 @@
-import { Customer } from '../customers/customer.entity.js';
 import type { Context } from '../kernel/context.js';
 import { newId } from '../kernel/ids.js';
-import type { Resource } from '../resources/resource.entity.js';
-import { User } from '../users/user.entity.js';
 
 export interface ConsumerData {
   email: string;
@@ -12,52 +9,95 @@ export interface ConsumerData {
   locale: string | null;
 }
 
+/** Whose consumer: the CRM (users) and the provider (customers) of the booked resource. */
+export interface ConsumerOwner {
+  crmId: string;
+  providerId: string;
+  /** Language of a new user without `locale` or language cookie. */
+  crmLanguage: string;
+}
+
+export interface ConsumerCustomer {
+  id: string;
+  email: string | null;
+}
+
+interface UserRow {
+  id: string;
+  email: string | null;
+  first_name: string | null;
+  last_name: string | null;
+  mobile: string | null;
+  language: string;
+}
+
+interface CustomerRow {
+  id: string;
+  email: string | null;
+  mobile: string | null;
+  language: string | null;
+  user_id: string | null;
+}
+
 /**
  * The consumer behind a booking: an existing user of the CRM found by e-mail,
  * else by mobile, gets only its missing attributes filled (never
  * overwritten); otherwise a new user without reference is created. The
- * provider gets a customer linked to that user. Runs inside the booking's
- * transaction; bookings with the same e-mail are serialised from here on.
+ * provider gets a customer linked to that user (an existing one of the user,
+ * else of the e-mail, is completed the same way). Runs inside the booking's
+ * transaction in three statements: a lock per e-mail (two bookings with one
+ * new e-mail at once would both create it), one lookup, one write.
  */
-export async function findOrCreateConsumer(ctx: Context, resource: Resource, data: ConsumerData): Promise<{ user: User; customer: Customer }> {
-  const crm = resource.crm;
-  // Two bookings with one new e-mail at once would both create the user and one would fail on the unique e-mail.
-  await ctx.em.execute('select pg_advisory_xact_lock(hashtextextended(?, 0))', [`consumer:${crm.id}:${data.email}`]);
-  let user = (await ctx.em.findOne(User, { crm, email: data.email })) ?? (data.mobile ? await ctx.em.findOne(User, { crm, mobile: data.mobile }) : null);
-  if (user) {
-    user.firstName ??= data.firstName;
-    user.lastName ??= data.lastName;
-    user.mobile ??= data.mobile;
-  } else {
-    user = ctx.em.create(User, {
-      crm,
-      email: data.email,
-      firstName: data.firstName,
-      lastName: data.lastName,
-      mobile: data.mobile,
-      language: data.locale ?? ctx.language ?? crm.language,
-    });
+export async function findOrCreateConsumer(ctx: Context, owner: ConsumerOwner, data: ConsumerData): Promise<ConsumerCustomer> {
+  await ctx.em.execute('select pg_advisory_xact_lock(hashtextextended(?, 0))', [`consumer:${owner.crmId}:${data.email}`]);
+  const [found] = await ctx.em.execute<{ user: UserRow | null; customer: CustomerRow | null }[]>(
+    `with u as (
+       select * from (
+         (select id, email, first_name, last_name, mobile, language, 1 as rank from app_user where crm_id = ? and email = ? limit 1)
+         union all
+         (select id, email, first_name, last_name, mobile, language, 2 from app_user where crm_id = ? and mobile = ? and ?::text is not null limit 1)
+       ) candidates order by rank limit 1
+     ), c as (
+       select * from (
+         (select c.id, c.email, c.mobile, c.language, c.user_id, 1 as rank from customer c join u on c.user_id = u.id
+           where c.provider_id = ? and c.erased_at is null limit 1)
+         union all
+         (select c.id, c.email, c.mobile, c.language, c.user_id, 2 from customer c
+           where c.provider_id = ? and c.erased_at is null
+             and c.email = case when exists (select 1 from u) then (select email from u) else ?::text end limit 1)
+       ) candidates order by rank limit 1
+     )
+     select (select row_to_json(u) from u) as "user", (select row_to_json(c) from c) as customer`,
+    [owner.crmId, data.email, owner.crmId, data.mobile, data.mobile, owner.providerId, owner.providerId, data.email],
+  );
+  const now = ctx.clock.now();
+  const writes: string[] = [];
+  const params: unknown[] = [];
+  const user = found!.user;
+  const userId = user?.id ?? newId();
+  const userEmail = user ? user.email : data.email;
+  const userLanguage = user?.language ?? data.locale ?? ctx.language ?? owner.crmLanguage;
+  if (!user) {
+    writes.push(`insert into app_user (id, crm_id, email, email_verified, first_name, last_name, mobile, language, created_at) values (?, ?, ?, false, ?, ?, ?, ?, ?)`);
+    params.push(userId, owner.crmId, data.email, data.firstName, data.lastName, data.mobile, userLanguage, now);
+  } else if (user.first_name === null || user.last_name === null || (user.mobile === null && data.mobile !== null)) {
+    writes.push(`update app_user set first_name = coalesce(first_name, ?), last_name = coalesce(last_name, ?), mobile = coalesce(mobile, ?) where id = ?`);
+    params.push(data.firstName, data.lastName, data.mobile, userId);
   }
-  const provider = resource.provider;
-  let customer = await ctx.em.findOne(Customer, { provider, user, erasedAt: null });
-  if (!customer && user.email) customer = await ctx.em.findOne(Customer, { provider, email: user.email, erasedAt: null });
-  if (customer) {
-    customer.user ??= user;
-    customer.email ??= user.email;
-    customer.mobile ??= data.mobile;
-    customer.language ??= data.locale;
-  } else {
-    customer = ctx.em.create(Customer, {
-      crm,
-      provider,
-      reference: `consumer-${newId()}`,
-      userName: `${data.firstName} ${data.lastName}`,
-      email: user.email,
-      mobile: data.mobile ?? user.mobile,
-      language: data.locale ?? user.language,
-      user,
-    });
+  const customer = found!.customer;
+  const customerId = customer?.id ?? newId();
+  let customerEmail = customer?.email ?? userEmail;
+  if (!customer) {
+    writes.push(
+      `insert into customer (id, crm_id, provider_id, reference, user_name, email, mobile, language, user_id, created_at) values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+    );
+    params.push(customerId, owner.crmId, owner.providerId, `consumer-${newId()}`, `${data.firstName} ${data.lastName}`, userEmail, data.mobile ?? user?.mobile ?? null, data.locale ?? userLanguage, userId, now);
+  } else if (customer.user_id === null || customer.email === null || (customer.mobile === null && data.mobile !== null) || (customer.language === null && data.locale !== null)) {
+    writes.push(`update customer set user_id = coalesce(user_id, ?), email = coalesce(email, ?), mobile = coalesce(mobile, ?), language = coalesce(language, ?) where id = ?`);
+    params.push(userId, userEmail, data.mobile, data.locale, customerId);
+    customerEmail = customer.email ?? userEmail;
   }
-  await ctx.em.flush();
-  return { user, customer };
+  // One round trip for every write (data-modifying CTEs all run, referenced or not).
+  if (writes.length) await ctx.em.execute(`with ${writes.map((sql, i) => `w${i} as (${sql} returning 1)`).join(', ')} select 1`, params);
+  return { id: customerId, email: customerEmail };
 }
