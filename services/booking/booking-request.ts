@@ -3,13 +3,19 @@ import type { Context } from '../kernel/context.js';
 import { validationError } from '../kernel/errors.js';
 import { isUuid } from '../kernel/ids.js';
 import { parseDateTimeInput } from '../kernel/wall-clock.js';
-import { Product } from '../products/product.entity.js';
-import type { BookingChannelSetting } from '../resources/booking-channel-setting.entity.js';
-import { channelOffersProduct, channelSettingsOf, type EffectiveChannel, effectiveChannel, parseChannelKey } from '../resources/booking-channel.service.js';
+import type { SlotProduct } from './bookability.js';
+import type { BookingChannelSetting, BookingProcess, ChannelKey } from '../resources/booking-channel-setting.entity.js';
+import { channelOffersProduct, type EffectiveChannel, effectiveChannel, parseChannelKey } from '../resources/booking-channel.service.js';
 import type { Resource } from '../resources/resource.entity.js';
 import { resolvePublicResources, scopedTo } from './public-resource.js';
 
 export const uuidField = (name: string) => z.string().trim().refine(isUuid, `must be a UUID (${name})`);
+
+/** A product as the booking flow decides with it (see bookability.ts). */
+export interface ScopeProduct extends SlotProduct {
+  name: string;
+  providerId: string;
+}
 
 export interface BookingScope {
   main: Resource;
@@ -19,11 +25,11 @@ export interface BookingScope {
   resources: Resource[];
   channelOf(resource: Resource): { channel: EffectiveChannel; rows: BookingChannelSetting[] };
   /** Products the resource offers on the channel (duration not yet checked), by name. */
-  offeredOf(resource: Resource): Product[];
+  offeredOf(resource: Resource): ScopeProduct[];
   /** A product of the main resource's provider by UUID; unknown is a 400. */
-  productByUuid(uuid: string | null | undefined): Product | null;
+  productByUuid(uuid: string | null | undefined): ScopeProduct | null;
   /** Any product of the resources' providers by id (e.g. an appointment's). */
-  productById(id: string | null): Product | null;
+  productById(id: string | null): ScopeProduct | null;
   /** Whether some product of the resource (on any channel) has lead or follow-up time, so one booking can close other slots. */
   hasBlockedTime(resource: Resource): boolean;
 }
@@ -32,16 +38,17 @@ export interface BookingScope {
  * What every booking-flow write needs, read before its transaction: the
  * resources the request may book, the channel and its settings, the products
  * each resource offers on it, the CRM-scoped context. Refuses archived
- * resources and channels that are not visible.
+ * resources and channels that are not visible. Two round trips: the
+ * resources, then their channel settings and products in one query.
  */
 export async function bookingScope(ctx: Context, ref: string, extraRefs: string[], channelKeyRaw: string | null | undefined): Promise<BookingScope> {
   const resources = await resolvePublicResources(ctx, ref, extraRefs);
   const main = resources[0];
   const scoped = scopedTo(ctx, main);
   const channelKey = parseChannelKey(channelKeyRaw);
-  const [settings, catalogue] = await Promise.all([channelSettingsOf(scoped, resources), productCatalogue(scoped, resources)]);
+  const catalogue = await scopeCatalogue(scoped, resources);
   const channelOf = (resource: Resource) => {
-    const rows = settings.get(resource.id)!;
+    const rows = catalogue.settings.get(resource.id) ?? [];
     return { channel: effectiveChannel(rows, channelKey), rows };
   };
   const bookable = resources.filter((r) => !r.archived && channelOf(r).channel.visible);
@@ -56,37 +63,64 @@ export async function bookingScope(ctx: Context, ref: string, extraRefs: string[
       const { channel, rows } = channelOf(resource);
       return catalogue.productsOf(resource).filter((p) => channelOffersProduct(rows, channel, p.id));
     },
-    hasBlockedTime: (resource) => catalogue.productsOf(resource).some((p) => (p.leadTimeMinutes ?? 0) > 0 || (p.followUpTimeMinutes ?? 0) > 0),
     productById: (id) => (id ? (catalogue.byId.get(id) ?? null) : null),
+    hasBlockedTime: (resource) => catalogue.productsOf(resource).some((p) => (p.leadTimeMinutes ?? 0) > 0 || (p.followUpTimeMinutes ?? 0) > 0),
     productByUuid: (uuid) => {
       if (!uuid) return null;
       const product = catalogue.byId.get(uuid);
-      if (!product || product.provider.id !== main.provider.id) throw validationError(`product_uuid: no product ${uuid} for this resource`);
+      if (!product || product.providerId !== main.provider.id) throw validationError(`product_uuid: no product ${uuid} for this resource`);
       return product;
     },
   };
 }
 
+interface CatalogueRow {
+  settings: { resource_id: string; channel_key: ChannelKey; visible: boolean; booking_process: BookingProcess; product_ids: string[] | null; exclusive_product_ids: string[]; accepted_customer_ids: string[] }[];
+  products: { id: string; provider_id: string; name: string; min: number | null; max: number | null; lead: number | null; follow: number | null }[];
+  listed: { resource_id: string; product_id: string }[];
+}
+
 /**
- * The products of the resources' providers and which of them each resource
- * lists, in two queries: a resource that lists none offers every product of
- * its provider.
+ * The channel settings of the resources, the products of their providers
+ * and which of them each resource lists, as plain rows in one query: a
+ * resource that lists none offers every product of its provider.
  */
-async function productCatalogue(ctx: Context, resources: Resource[]) {
-  const providerIds = [...new Set(resources.map((r) => r.provider.id))];
-  const [products, listed] = await Promise.all([
-    ctx.em.find(Product, { provider: { $in: providerIds } }, { orderBy: { name: 'asc' } }),
-    ctx.em.execute<{ resource_id: string; product_id: string }[]>(
-      `select resource_id, product_id from resource_product where resource_id in (${resources.map(() => '?').join(',')})`,
-      resources.map((r) => r.id),
-    ),
-  ]);
+async function scopeCatalogue(ctx: Context, resources: Resource[]) {
+  const ids = `{${resources.map((r) => r.id).join(',')}}`;
+  const providers = `{${[...new Set(resources.map((r) => r.provider.id))].join(',')}}`;
+  const [row] = await ctx.em.execute<CatalogueRow[]>(
+    `select
+       (select coalesce(json_agg(s), '[]') from (select resource_id, channel_key, visible, booking_process, product_ids, exclusive_product_ids, accepted_customer_ids
+          from booking_channel_setting where resource_id = any(?::uuid[])) s) as settings,
+       (select coalesce(json_agg(p order by p.name), '[]') from (select id, provider_id, name, min_duration as min, max_duration as max,
+          lead_time_minutes as lead, follow_up_time_minutes as follow from product where provider_id = any(?::uuid[])) p) as products,
+       (select coalesce(json_agg(l), '[]') from (select resource_id, product_id from resource_product where resource_id = any(?::uuid[])) l) as listed`,
+    [ids, providers, ids],
+  );
+  const settings = new Map<string, BookingChannelSetting[]>();
+  for (const s of row!.settings) {
+    const setting = {
+      resource: { id: s.resource_id },
+      channelKey: s.channel_key,
+      visible: s.visible,
+      bookingProcess: s.booking_process,
+      productIds: s.product_ids,
+      exclusiveProductIds: s.exclusive_product_ids,
+      acceptedCustomerIds: s.accepted_customer_ids,
+    } as BookingChannelSetting;
+    settings.set(s.resource_id, [...(settings.get(s.resource_id) ?? []), setting]);
+  }
+  const products: ScopeProduct[] = row!.products
+    .map((p) => ({ id: p.id, providerId: p.provider_id, name: p.name, minDuration: p.min, maxDuration: p.max, leadTimeMinutes: p.lead, followUpTimeMinutes: p.follow }))
+    // By name as JavaScript compares (as the listing orders them), not by the database's collation.
+    .sort((a, b) => a.name.localeCompare(b.name));
   const byId = new Map(products.map((p) => [p.id, p]));
   return {
+    settings,
     byId,
-    productsOf(resource: Resource): Product[] {
-      const own = new Set(listed.filter((row) => row.resource_id === resource.id).map((row) => row.product_id));
-      return products.filter((p) => (own.size ? own.has(p.id) : p.provider.id === resource.provider.id));
+    productsOf(resource: Resource): ScopeProduct[] {
+      const own = new Set(row!.listed.filter((l) => l.resource_id === resource.id).map((l) => l.product_id));
+      return products.filter((p) => (own.size ? own.has(p.id) : p.providerId === resource.provider.id));
     },
   };
 }

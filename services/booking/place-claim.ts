@@ -4,13 +4,12 @@ import type { Location } from '../kernel/address.js';
 import type { Context } from '../kernel/context.js';
 import { DomainError, validationError } from '../kernel/errors.js';
 import { newId } from '../kernel/ids.js';
-import type { Product } from '../products/product.entity.js';
 import type { Resource } from '../resources/resource.entity.js';
 import { slotAt } from '../timeslots/slot-grid.js';
 import { announceAppointmentChange } from '../live/appointment-events.js';
 import { addTouchedResources, type OutboxDraft } from '../outbox/outbox.service.js';
 import { blockedPeriod, BusyIndex, fitsDuration, type LotState, lotListed, productsForSlot } from './bookability.js';
-import type { BookingScope } from './booking-request.js';
+import type { BookingScope, ScopeProduct } from './booking-request.js';
 
 export const SLOT_TAKEN_MESSAGE = 'Das überlappt mit einem anderen Termin.';
 /** The documented refusal when the place is gone: 412 with errorCode 201. */
@@ -66,7 +65,7 @@ export interface ClaimRequest {
   uuidKind: 'timeslot' | 'appointment';
   from: Date;
   to: Date;
-  product: Product | null;
+  product: ScopeProduct | null;
   /**
    * A holder completing after the hold expired and the worker removed it, and
    * with it the appointment that held nothing else: an unknown UUID then

@@ -7,9 +7,8 @@ import { QUEUES } from '../kernel/jobs.js';
 import { appointmentChangeDraft } from '../live/appointment-events.js';
 import { parseInput } from '../kernel/validation.js';
 import type { ParticipationState } from '../participations/participation.entity.js';
-import type { Product } from '../products/product.entity.js';
 import type { Resource } from '../resources/resource.entity.js';
-import { bookingScope, instantOf, uuidField } from './booking-request.js';
+import { bookingScope, instantOf, type ScopeProduct, uuidField } from './booking-request.js';
 import { claimPlace, givePlace, type LotRow, slotTaken } from './place-claim.js';
 
 const reserveInput = z
@@ -27,7 +26,7 @@ export interface HeldPlace {
   participation: { id: string; placeholderId: string; state: ParticipationState; messages: string[] | null };
   lot: LotRow;
   resource: Resource;
-  product: Product | null;
+  product: ScopeProduct | null;
   capacityLeft: number;
 }
 
