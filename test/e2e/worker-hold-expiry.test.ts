@@ -12,7 +12,7 @@ import { sql } from '../support/scheduling-fixtures.js';
 
 const HOLD_MS = 1500;
 
-async function reserve(app: TestApp, f: MailFixture, index: number): Promise<{ participationId: string; appointmentId: string; reservedAt: number }> {
+async function reserve(app: TestApp, f: MailFixture, index: number): Promise<{ participationId: string; appointmentId: string; placeholderId: string; reservedAt: number }> {
   const slot = f.slots[index]!;
   const res = await apiClient(app.baseUrl).post(`/rest/1/resources/${enc(f.resourceUuid)}/reserve_appointment`, {
     timeslot_uuid: f.timeslotUuid,
@@ -21,7 +21,8 @@ async function reserve(app: TestApp, f: MailFixture, index: number): Promise<{ p
     to: slot.to,
   });
   expect(res.status, res.text).toBe(200);
-  return { participationId: res.body.participation.uuid, appointmentId: res.body.participation.appointment_uuid, reservedAt: Date.now() };
+  const { uuid: participationId, appointment_uuid: appointmentId, customer_uuid: placeholderId } = res.body.participation;
+  return { participationId, appointmentId, placeholderId, reservedAt: Date.now() };
 }
 
 const participationExists = async (app: TestApp, id: string): Promise<boolean> =>
@@ -103,15 +104,8 @@ describe('hold expiry by the delayed job (hold shortened to 1.5 s)', () => {
   it('lets the holder still complete after the worker removed the expired hold and its appointment (spec rule 3)', async () => {
     const f = await setupMailProvider(app, { capacity: 1 });
     const slot = f.slots[3]!;
-    const res = await apiClient(app.baseUrl).post(`/rest/1/resources/${enc(f.resourceUuid)}/reserve_appointment`, {
-      timeslot_uuid: f.timeslotUuid,
-      product_uuid: f.productUuid,
-      from: slot.from,
-      to: slot.to,
-    });
-    expect(res.status, res.text).toBe(200);
-    const { uuid: holdId, appointment_uuid: appointmentId, customer_uuid: placeholderId } = res.body.participation;
-    await waitUntilGone(app, holdId, HOLD_MS + 5000);
+    const { participationId, appointmentId, placeholderId } = await reserve(app, f, 3);
+    await waitUntilGone(app, participationId, HOLD_MS + 5000);
     expect(await sql(app, 'select 1 from appointment where id = ?', [appointmentId])).toEqual([]);
     const booked = await apiClient(app.baseUrl).post(`/resources/${enc(f.resourceUuid)}/create_appointment_with_consumer`, {
       start: slot.from,

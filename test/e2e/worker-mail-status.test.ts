@@ -84,6 +84,8 @@ describe('mail delivery status: retries, FAILED with reason, GraphQL mailDeliver
     const [sent] = await waitForStatus(reference, 'SENT');
     expect(sent).toMatchObject({ template: 'participation-booked', recipient: email, attempts: 1, lastError: null });
     expect(new Date(sent!.updatedAt).toISOString()).toBe(sent!.updatedAt);
+    // SENT is recorded when the SMTP server accepted the mail; the sink may still be parsing it.
+    await sink.waitFor(() => sink.to(email).length > 0, 5000, `the mail to ${email}`);
     expect(sink.to(email)).toHaveLength(1);
     const [skipped] = await waitForStatus(vanishingRef, 'SKIPPED');
     expect(skipped).toMatchObject({ template: 'participation-booked', recipient: null, attempts: 1 });
@@ -97,6 +99,8 @@ describe('mail delivery status: retries, FAILED with reason, GraphQL mailDeliver
     const reference = await book(email);
     const [sent] = await waitForStatus(reference, 'SENT');
     expect(sent!.attempts).toBe(3);
+    // SENT is recorded when the SMTP server accepted the mail; the sink may still be parsing it.
+    await sink.waitFor(() => sink.to(email).length > 0, 5000, `the mail to ${email}`);
     expect(sink.to(email)).toHaveLength(1);
     sink.refuse(null);
   });
