@@ -326,7 +326,7 @@ export async function givePlace(
 ): Promise<PlaceCount> {
   const now = ctx.clock.now();
   const attempt = async () => {
-    const [count] = await ctx.em.execute<{ taken: number; capacity: number; given: number; version: string }[]>(
+    const [count] = await ctx.em.execute<{ taken: number; capacity: number; given: number; version: string; expired_holds: boolean }[]>(
       `with a as (
          select id, capacity, places_taken, accept_bookings from appointment
           where id = ? and state = 'ACTIVE' and not archived and start > ?
@@ -338,7 +338,8 @@ export async function givePlace(
          returning id
        ), o as (${OUTBOX_INSERT('p', 'case when a.accept_bookings then greatest(a.capacity - a.places_taken - 1, 0) else 0 end')})
        select a.places_taken as taken, a.capacity, (select count(*) from p)::int as given,
-              (extract(epoch from clock_timestamp()) * 1000000)::bigint as version
+              (extract(epoch from clock_timestamp()) * 1000000)::bigint as version,
+              exists (select 1 from participation h where h.appointment_id = a.id and h.state = 'RESERVED' and h.expires_at <= ?) as expired_holds
          from a`,
       [
         lot.id,
@@ -357,14 +358,16 @@ export async function givePlace(
         now,
         options.created,
         draftsJson(options.outbox),
+        now,
       ],
     );
     // No row: the appointment was cancelled, archived or has begun since it was read.
-    return count ? { given: count.given > 0, taken: count.taken, capacity: count.capacity, version: Number(count.version) } : null;
+    return count ? { given: count.given > 0, taken: count.taken, capacity: count.capacity, version: Number(count.version), expiredHolds: count.expired_holds } : null;
   };
   const first = await attempt();
   if (!first) throw slotTaken();
-  const count = first.given || !(await releaseExpiredHolds(ctx, lot)) ? first : ((await attempt()) ?? first);
+  // Refused: only when expired holds take places is there anything to release and try again.
+  const count = first.given || !first.expiredHolds || !(await releaseExpiredHolds(ctx, lot)) ? first : ((await attempt()) ?? first);
   // Its capacity event was written by the statement: the resource's calendar counter moves after commit.
   if (count.given) addTouchedResources(ctx.em, [lot.resource_id]);
   return count;
