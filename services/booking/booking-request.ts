@@ -127,3 +127,6 @@ async function scopeCatalogue(ctx: Context, resources: Resource[]) {
 
 /** Booking-flow instants: with offset or Z as given, without offset in the provider's zone. */
 export const instantOf = (value: string, resource: Resource, field: string): Date => parseDateTimeInput(value, resource.provider.timeZone, field);
+
+/** reserve_appointment `from`/`to`: the spec gives them in UTC, so text without offset is UTC; an offset or Z is taken as given. */
+export const utcInstantOf = (value: string, field: string): Date => parseDateTimeInput(value, 'UTC', field);

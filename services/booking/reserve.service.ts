@@ -8,7 +8,7 @@ import { appointmentChangeDraft } from '../live/appointment-events.js';
 import { parseInput } from '../kernel/validation.js';
 import type { ParticipationState } from '../participations/participation.entity.js';
 import type { Resource } from '../resources/resource.entity.js';
-import { bookingScope, instantOf, type ScopeProduct, uuidField } from './booking-request.js';
+import { bookingScope, type ScopeProduct, utcInstantOf, uuidField } from './booking-request.js';
 import { claimPlace, givePlace, type LotRow, slotTaken } from './place-claim.js';
 
 const reserveInput = z
@@ -47,8 +47,8 @@ export async function reserveAppointment(
 ): Promise<ReserveResult> {
   const input = parseInput(reserveInput, raw);
   const scope = await bookingScope(ctx, ref, query.extraRefs, query.channelKey);
-  const from = instantOf(input.from, scope.main, 'from');
-  const to = instantOf(input.to, scope.main, 'to');
+  const from = utcInstantOf(input.from, 'from');
+  const to = utcInstantOf(input.to, 'to');
   if (to <= from) throw validationError('to must be after from');
   const requested = scope.productByUuid(input.product_uuid);
   return inTransaction(scope.scoped, async (tx) => {
