@@ -82,15 +82,15 @@ export interface Claim {
 }
 
 /**
- * Finds and locks the appointment a booking-flow request counts against,
- * creating it from the timeslot on the first booking of a slot. No lock wider
- * than the slot is taken: an existing appointment is locked FOR UPDATE; a new
- * one is inserted with ON CONFLICT on (timeslot, start), so the first of two
- * concurrent first bookings creates it and the second joins it; PostgreSQL's
- * exclusion constraint refuses a new appointment whose blocked period
- * (lead/follow-up time included) overlaps another's (412). The resources are
- * held FOR SHARE against a concurrent delete or archive until commit. Places
- * are counted by the caller, under the appointment's lock.
+ * Finds the appointment a booking-flow request counts against, creating it
+ * from the timeslot on the first booking of a slot. No lock wider than the
+ * slot is taken: a new appointment is inserted with ON CONFLICT on
+ * (timeslot, start), so the first of two concurrent first bookings creates it
+ * and the second joins it; PostgreSQL's exclusion constraint refuses a new
+ * appointment whose blocked period (lead/follow-up time included) overlaps
+ * another's (412). The resources are held FOR SHARE against a concurrent
+ * delete or archive until commit. Places are given by givePlace, under the
+ * appointment's row lock.
  */
 export async function claimPlace(ctx: Context, request: ClaimRequest): Promise<Claim> {
   const resourceIds = request.scope.resources.map((r) => r.id);
