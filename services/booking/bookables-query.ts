@@ -140,11 +140,23 @@ export async function resolveListingResources(ctx: Context, ref: string, extraRe
     : [];
   const resolved: NamedResource[] = [];
   values.forEach((value, index) => {
-    const row = pick(rows, value, index === 0 ? ref : extraRefs[index - 1]!);
+    // Only the path resource must exist: an embedded calendar keeps working when one of its extra resources is deleted.
+    const row = index === 0 ? pick(rows, value, ref) : pickExtra(rows, value, extraRefs[index - 1]!);
+    if (!row) return;
     const resource = { id: row.id, crmId: row.crm_id, providerId: row.provider_id, timeZone: row.time_zone };
     if (index === 0 || (resource.crmId === resolved[0]!.crmId && !resolved.some((r) => r.id === resource.id))) resolved.push(resource);
   });
   return resolved;
+}
+
+/** An extra `ref` as `pick` finds it, or null when it names no resource (unknown, deleted or ambiguous). */
+function pickExtra(rows: ResolvedRow[], value: string, raw: string): ResolvedRow | null {
+  try {
+    return pick(rows, value, raw);
+  } catch (error) {
+    if (error instanceof DomainError && error.code === 'NOT_FOUND') return null;
+    throw error;
+  }
 }
 
 function pick(rows: ResolvedRow[], value: string, raw: string): ResolvedRow {

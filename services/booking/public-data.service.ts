@@ -9,7 +9,7 @@ import { channelOffersProduct, channelSettingsOf, effectiveChannel, isExclusiveP
 import type { Resource } from '../resources/resource.entity.js';
 import { Timeslot } from '../timeslots/timeslot.entity.js';
 import { productsOf } from './bookables.service.js';
-import { resolvePublicResource, scopedTo } from './public-resource.js';
+import { resolvePublicResource, scopedTo, unlessNotFound } from './public-resource.js';
 
 export interface PublicQuery {
   refs: string[];
@@ -23,12 +23,22 @@ interface Target {
   product?: Product | null;
 }
 
-/** Resolves `ref` and `tslRefs` (at least one is required) to resources of one CRM. */
+/**
+ * Resolves `ref` and `tslRefs` (at least one is required) to resources of one
+ * CRM. The first of them (the first `ref`, else the first `tslRefs` entry)
+ * must exist; further ones that name nothing are skipped.
+ */
 async function resolveTargets(ctx: Context, query: PublicQuery): Promise<Target[]> {
   if (!query.refs.length && !query.tslRefs.length) throw validationError('at least one of the query parameters ref or tslRefs is required');
+  const lookups = [
+    ...query.refs.map((ref) => () => resolvePublicResource(ctx, ref).then((resource): Target => ({ resource }))),
+    ...query.tslRefs.map((tslRef) => () => resolveTslRef(ctx, tslRef)),
+  ];
   const targets: Target[] = [];
-  for (const ref of query.refs) targets.push({ resource: await resolvePublicResource(ctx, ref) });
-  for (const tslRef of query.tslRefs) targets.push(await resolveTslRef(ctx, tslRef));
+  for (const [index, lookup] of lookups.entries()) {
+    const target = index === 0 ? await lookup() : await unlessNotFound(lookup());
+    if (target) targets.push(target);
+  }
   const crmId = targets[0]!.resource.crm.id;
   return targets.filter((t) => t.resource.crm.id === crmId);
 }

@@ -33,16 +33,27 @@ export async function resolvePublicResource(ctx: Context, ref: string): Promise<
 /**
  * The path's resource followed by the further resources a request names
  * (`ref` query parameters), each once; resources of another CRM than the
- * first are left out.
+ * first are left out, and so are extra refs that name no resource (the
+ * path's resource must exist).
  */
 export async function resolvePublicResources(ctx: Context, ref: string, extraRefs: readonly string[]): Promise<[Resource, ...Resource[]]> {
   const main = await resolvePublicResource(ctx, ref);
   const resources: [Resource, ...Resource[]] = [main];
   for (const extra of extraRefs) {
-    const resource = await resolvePublicResource(ctx, extra);
-    if (resource.crm.id === main.crm.id && !resources.some((r) => r.id === resource.id)) resources.push(resource);
+    const resource = await unlessNotFound(resolvePublicResource(ctx, extra));
+    if (resource && resource.crm.id === main.crm.id && !resources.some((r) => r.id === resource.id)) resources.push(resource);
   }
   return resources;
+}
+
+/** The found value, or null when the lookup answered NOT_FOUND (an extra ref that names nothing is skipped). */
+export async function unlessNotFound<T>(lookup: Promise<T>): Promise<T | null> {
+  try {
+    return await lookup;
+  } catch (error) {
+    if (error instanceof DomainError && error.code === 'NOT_FOUND') return null;
+    throw error;
+  }
 }
 
 /** The context a public request runs in once the resource (and so its CRM) is known. */

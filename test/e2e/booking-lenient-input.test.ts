@@ -1,12 +1,20 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { setupBookable } from '../support/booking-fixtures.js';
-import { reserve } from '../support/booking-flow.js';
+import { addResource, addTimeslot, book, bookablesOf, reserve, upcoming } from '../support/booking-flow.js';
+import { enc } from '../support/offerings-fixtures.js';
 import { startTestApp, type TestApp } from '../support/harness.js';
 import type { ApiClient } from '../support/http.js';
 
 const RESERVE = `mutation ($ref: String!, $input: ReserveAppointmentInput!) {
   reserveAppointment(ref: $ref, input: $input) { participation { uuid from to state } }
 }`;
+
+const UPCOMING = `query ($ref: String!, $refs: [String!]) {
+  upcomingBookables(ref: $ref, refs: $refs) { groups { bookables { resourceUuid } } }
+}`;
+const ACTIVE_PRODUCTS = `query ($refs: [String!], $tslRefs: [String!]) { activeProducts(refs: $refs, tslRefs: $tslRefs) { uuid } }`;
+const PUBLIC_DATA = `query ($refs: [String!], $tslRefs: [String!]) { publicData(refs: $refs, tslRefs: $tslRefs) { resource { uuid } } }`;
+const GONE = ['gone@test', '00000000-0000-4000-8000-000000000000'];
 
 /** `2026-05-04T07:00:00.000Z` → `2026-05-04T07:00:00` (the same wall time without offset). */
 const withoutOffset = (iso: string): string => iso.slice(0, 19);
@@ -45,6 +53,61 @@ describe('booking flow: inputs as people and CRMs write them', () => {
       const res = await pub.graphql(RESERVE, { ref: f.resourceUuid, input });
       expect(res.body.errors).toBeUndefined();
       expect(new Date(res.body.data.reserveAppointment.participation.from).toISOString()).toBe(f.slot.from);
+    });
+  });
+
+  describe('unknown extra refs', () => {
+    it('upcoming_bookables skips unknown extra refs and a deleted extra resource; the path resource must exist (REST)', async () => {
+      const f = await setupBookable(app, { slots: 1 });
+      const second = await addResource(f);
+      await addTimeslot(f, { resourceReference: second.ref, start: f.slot.from, end: f.slot.to });
+      await f.api.delete(`/crms/${f.crmId}/provider/${enc(f.providerRef)}/resources/${enc(second.ref)}`);
+      const query = [...GONE, second.ref, second.uuid].map((ref) => `ref=${enc(ref)}`).join('&');
+      const res = await upcoming(pub, f.resourceUuid, query);
+      expect(res.status).toBe(200);
+      expect(bookablesOf(res.body).map((b) => b.resource_uuid)).toEqual([f.resourceUuid]);
+      expect((await upcoming(pub, 'gone@test', `ref=${enc(f.resourceUuid)}`)).status).toBe(404);
+    });
+
+    it('upcomingBookables skips unknown extra refs (GraphQL)', async () => {
+      const f = await setupBookable(app, { slots: 1 });
+      const res = await pub.graphql(UPCOMING, { ref: f.resourceUuid, refs: GONE });
+      expect(res.body.errors).toBeUndefined();
+      expect(res.body.data.upcomingBookables.groups.flatMap((g: { bookables: unknown[] }) => g.bookables)).toEqual([{ resourceUuid: f.resourceUuid }]);
+      expect((await pub.graphql(UPCOMING, { ref: 'gone@test', refs: [f.resourceUuid] })).body.errors?.[0]?.extensions.code).toBe('NOT_FOUND');
+    });
+
+    it('reserve_appointment and create_appointment_with_consumer skip unknown extra refs', async () => {
+      const f = await setupBookable(app);
+      const query = GONE.map((ref) => `ref=${enc(ref)}`).join('&');
+      expect((await reserve(pub, f, {}, query)).status).toBe(200);
+      expect((await book(pub, f, {}, query)).status).toBe(201);
+    });
+
+    it('active_products and public_data skip unknown extra ref and tslRefs entries; the first must exist (REST)', async () => {
+      const f = await setupBookable(app);
+      const refs = [f.resourceRef, ...GONE].map((ref) => `ref=${enc(ref)}`).join('&');
+      const tsl = GONE.map((ref) => `tslRefs=${enc(ref)}`).join('&');
+      const products = await pub.post(`/products/active_products?${refs}&${tsl}`);
+      expect(products.status).toBe(200);
+      expect(products.body.products.map((p: { uuid: string }) => p.uuid)).toEqual([f.productUuid]);
+      const byTimeslot = await pub.post(`/products/active_products?tslRefs=${f.timeslotUuid}&${tsl}`);
+      expect(byTimeslot.status).toBe(200);
+      const data = await pub.post(`/resources/public_data?${refs}&${tsl}`);
+      expect(data.status).toBe(200);
+      expect(data.body.resource.uuid).toBe(f.resourceUuid);
+      expect((await pub.post(`/resources/public_data?ref=gone%40test&ref=${enc(f.resourceRef)}`)).status).toBe(404);
+      expect((await pub.post(`/products/active_products?${tsl}&ref=`)).status).toBe(404);
+    });
+
+    it('activeProducts and publicData skip unknown extra refs (GraphQL)', async () => {
+      const f = await setupBookable(app);
+      const products = await pub.graphql(ACTIVE_PRODUCTS, { refs: [f.resourceUuid, ...GONE], tslRefs: GONE });
+      expect(products.body.errors).toBeUndefined();
+      expect(products.body.data.activeProducts).toEqual([{ uuid: f.productUuid }]);
+      const data = await pub.graphql(PUBLIC_DATA, { refs: [f.resourceUuid, ...GONE] });
+      expect(data.body.data.publicData.resource.uuid).toBe(f.resourceUuid);
+      expect((await pub.graphql(PUBLIC_DATA, { refs: ['gone@test', f.resourceUuid] })).body.errors?.[0]?.extensions.code).toBe('NOT_FOUND');
     });
   });
 });
