@@ -2,15 +2,14 @@ import { LockMode } from '@mikro-orm/core';
 import { z } from 'zod';
 import { type Context, inTransaction, requireCrm } from '../kernel/context.js';
 import { notFound, validationError } from '../kernel/errors.js';
-import { QUEUES } from '../kernel/jobs.js';
 import { announceAppointmentChange } from '../live/appointment-events.js';
 import { parseInput } from '../kernel/validation.js';
-import { writeOutbox } from '../outbox/outbox.service.js';
 import { Participation } from '../participations/participation.entity.js';
+import { changeParticipationStates } from '../participations/participation-state.js';
 import { getProvider } from '../providers/provider.service.js';
 import { Appointment } from './appointment.entity.js';
 import { APPOINTMENT_VIEW_POPULATE } from './appointment.view.js';
-import { announceAppointmentRemoved, announceCapacity } from './capacity-events.js';
+import { announceAppointmentRemoved } from './capacity-events.js';
 
 const deleteInput = z
   .object({ appointmentReference: z.string().trim().min(1).nullish(), seriesId: z.string().trim().min(1).nullish() })
@@ -46,7 +45,7 @@ export async function deleteAppointmentsSilently(ctx: Context, providerReference
 /**
  * Cancels an appointment: state CANCELLED, every participation CANCELED and
  * a cancellation e-mail (with the caller's message) to each participant who
- * held or asked for a place. Cancelling again changes nothing and sends nothing.
+ * booked or asked for a place. Cancelling again changes nothing and sends nothing.
  */
 export async function cancelAppointment(ctx: Context, providerReference: string, raw: unknown, message: string | null): Promise<Appointment> {
   const crm = requireCrm(ctx);
@@ -65,27 +64,25 @@ export async function cancelAppointment(ctx: Context, providerReference: string,
 }
 
 /**
- * Sets a locked appointment CANCELLED and its participations CANCELED,
- * writing a cancellation mail per informed participant and the capacity
- * event. Shared by appointment cancel and resource deletion.
+ * Sets a locked appointment CANCELLED and every participation CANCELED
+ * (spec rule 4, DELETED ones included), through the one participation write
+ * path. Who booked or asked for a place gets the cancellation mail (with the
+ * caller's message); RESERVED -> CANCELED and DELETED -> CANCELED send none,
+ * as the transition table says. Shared by appointment cancel and resource
+ * deletion.
  */
 export async function cancelWithParticipants(ctx: Context, appointment: Appointment, message: string | null): Promise<void> {
-  const participations = await ctx.em.find(Participation, { appointment, state: { $nin: ['CANCELED', 'DELETED'] } }, { populate: ['customer'] });
   appointment.state = 'CANCELLED';
-  for (const participation of participations) {
-    // Only people who booked or asked for a place hear of it; a hold ends silently (RESERVED -> CANCELED sends no mail).
-    const informed = participation.state === 'BOOKED' || participation.state === 'REQUESTED';
-    participation.state = 'CANCELED';
-    participation.expiresAt = null;
-    if (informed && participation.customer?.email) {
-      writeOutbox(ctx.em, {
-        kind: 'mail',
-        topic: QUEUES.mail,
-        payload: { template: 'appointment-cancelled', params: { appointmentId: appointment.id, participationId: participation.id }, message },
-      });
-    }
-  }
-  await ctx.em.flush();
-  await announceCapacity(ctx, appointment);
+  await changeParticipationStates(ctx, appointment, 'all', {
+    to: 'CANCELED',
+    sendMails: true,
+    refused: 'skip',
+    mails: (participation) =>
+      participation.customer?.email
+        ? [{ template: 'appointment-cancelled', params: { appointmentId: appointment.id, participationId: participation.id }, message }]
+        : [],
+    participationEvents: false,
+    appointmentChanged: true,
+  });
   announceAppointmentChange(ctx, 'APPOINTMENT_CANCELLED', appointment);
 }

@@ -1,13 +1,9 @@
 import type { Appointment } from '../appointments/appointment.entity.js';
-import { announceCapacity } from '../appointments/capacity-events.js';
 import { type Context, inTransaction } from '../kernel/context.js';
 import { DomainError } from '../kernel/errors.js';
-import { QUEUES } from '../kernel/jobs.js';
-import { announceAppointmentChange } from '../live/appointment-events.js';
-import { writeOutbox } from '../outbox/outbox.service.js';
 import { Participation } from '../participations/participation.entity.js';
+import { changeParticipationState } from '../participations/participation-state.js';
 import { verifyCancelToken } from './cancel-link.js';
-import { lockAppointment } from './place-claim.js';
 
 export interface CancelLinkTarget {
   participation: Participation;
@@ -20,11 +16,11 @@ export async function inspectCancelLink(ctx: Context, token: string): Promise<Ca
   const { participationId } = verifyCancelToken(ctx.config.linkSigningSecret, token, ctx.clock.now());
   const participation = await ctx.em.findOne(Participation, { id: participationId }, { populate: ['appointment', 'appointment.resource', 'appointment.provider', 'customer'] });
   if (!participation) throw new DomainError('LINK_INVALID', 'The cancel link is invalid');
-  return { participation, appointment: participation.appointment, cancellable: isCancellable(participation) };
+  return { participation, appointment: participation.appointment, cancellable: isCancellable(participation, participation.appointment) };
 }
 
-const isCancellable = (participation: Participation) =>
-  (participation.state === 'BOOKED' || participation.state === 'REQUESTED') && participation.appointment.state === 'ACTIVE';
+const isCancellable = (participation: Participation, appointment: Appointment) =>
+  (participation.state === 'BOOKED' || participation.state === 'REQUESTED') && appointment.state === 'ACTIVE';
 
 /**
  * Cancels the one participation a cancel link names, with the usual mails
@@ -33,20 +29,20 @@ const isCancellable = (participation: Participation) =>
 export async function cancelByLink(ctx: Context, token: string): Promise<CancelLinkTarget> {
   const { participationId } = verifyCancelToken(ctx.config.linkSigningSecret, token, ctx.clock.now());
   return inTransaction(ctx, async (tx) => {
-    const found = await tx.em.findOne(Participation, { id: participationId }, { fields: ['id', 'appointment'] });
-    if (!found) throw new DomainError('LINK_INVALID', 'The cancel link is invalid');
-    const appointment = (await lockAppointment(tx, { id: found.appointment.id }))!;
-    const participation = await tx.em.findOneOrFail(Participation, { id: participationId }, { refresh: true, populate: ['customer'] });
-    if (isCancellable(participation)) {
-      const previous = participation.state;
-      participation.state = 'CANCELED';
-      await tx.em.flush();
-      for (const template of ['participation-canceled', 'provider-booking-cancelled'] as const) {
-        writeOutbox(tx.em, { kind: 'mail', topic: QUEUES.mail, payload: { template, params: { participationId, appointmentId: appointment.id } } });
-      }
-      await announceCapacity(tx, appointment);
-      announceAppointmentChange(tx, 'PARTICIPATION_STATE_CHANGED', appointment, participation, previous);
-    }
-    return { participation, appointment, cancellable: false };
+    const result = await changeParticipationState(tx, participationId, {
+      to: 'CANCELED',
+      sendMails: true,
+      refused: 'skip',
+      // The link cancels a booking or a request of an active appointment; anything else it leaves as it is.
+      applies: (participation, appointment) => isCancellable(participation, appointment),
+      mails: (participation, _previous, appointment) =>
+        (['participation-canceled', 'provider-booking-cancelled'] as const).map((template) => ({
+          template,
+          params: { participationId: participation.id, appointmentId: appointment.id },
+        })),
+    });
+    if (!result) throw new DomainError('LINK_INVALID', 'The cancel link is invalid');
+    await tx.em.populate(result.appointment, ['resource', 'provider']);
+    return { participation: result.participation, appointment: result.appointment, cancellable: false };
   });
 }

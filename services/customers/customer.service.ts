@@ -1,14 +1,10 @@
 import { z } from 'zod';
-import { Appointment } from '../appointments/appointment.entity.js';
-import { announceCapacity } from '../appointments/capacity-events.js';
 import { type Context, inTransaction, requireCrm } from '../kernel/context.js';
 import { DomainError, notFound, validationError } from '../kernel/errors.js';
-import { QUEUES } from '../kernel/jobs.js';
-import { announceAppointmentChange } from '../live/appointment-events.js';
 import { emailAddress, internationalPhone, parseInput, requiredText } from '../kernel/validation.js';
 import { MailDelivery } from '../mail/mail-delivery.entity.js';
-import { writeOutbox } from '../outbox/outbox.service.js';
-import { Participation } from '../participations/participation.entity.js';
+import { OCCUPYING_STATES, Participation } from '../participations/participation.entity.js';
+import { changeParticipationStates } from '../participations/participation-state.js';
 import type { Provider } from '../providers/provider.entity.js';
 import { getProvider } from '../providers/provider.service.js';
 import { User } from '../users/user.entity.js';
@@ -137,28 +133,30 @@ export async function deleteCustomer(ctx: Context, providerReference: string, re
         `Customer ${reference} takes part in ${future.length} future appointment(s); pass ignoreFutureAppointments=true to remove them and delete the customer`,
       );
     }
-    for (const participation of future) {
-      const informed = participation.state !== 'RESERVED' && customer.email;
-      const previous = participation.state;
-      participation.state = 'CANCELED';
-      participation.expiresAt = null;
-      announceAppointmentChange(tx, 'PARTICIPATION_STATE_CHANGED', participation.appointment as Appointment, participation, previous);
-      if (informed) {
+    // Each appointment in id order (the lock order of batch writers), through the one participation write path;
+    // re-read under the lock, a participation a parallel request already ended is left as it is.
+    const byAppointment = new Map<string, string[]>();
+    for (const participation of future) byAppointment.set(participation.appointment.id, [...(byAppointment.get(participation.appointment.id) ?? []), participation.id]);
+    for (const appointmentId of [...byAppointment.keys()].sort()) {
+      await changeParticipationStates(tx, appointmentId, { ids: byAppointment.get(appointmentId)! }, {
+        to: 'CANCELED',
+        sendMails: true,
+        refused: 'skip',
+        applies: (participation) => OCCUPYING_STATES.includes(participation.state),
         // The customer is erased below, so the farewell mail carries its own recipient data.
-        writeOutbox(tx.em, {
-          kind: 'mail',
-          topic: QUEUES.mail,
-          payload: {
-            template: 'participation-canceled',
-            params: { participationId: participation.id, appointmentId: participation.appointment.id },
-            recipient: { email: customer.email, name: customer.userName, language: customer.language ?? provider.language },
-            personal: true,
-          },
-        });
-      }
+        mails: (participation) =>
+          customer.email
+            ? [
+                {
+                  template: 'participation-canceled',
+                  params: { participationId: participation.id, appointmentId },
+                  recipient: { email: customer.email, name: customer.userName, language: customer.language ?? provider.language },
+                  personal: true,
+                },
+              ]
+            : [],
+      });
     }
-    await tx.em.flush();
-    for (const appointment of new Set(future.map((p) => p.appointment))) await announceCapacity(tx, appointment as Appointment);
     await eraseCustomer(tx, customer);
   });
 }

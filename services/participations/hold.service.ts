@@ -1,12 +1,11 @@
-import { LockMode } from '@mikro-orm/core';
 import type { Context } from '../kernel/context.js';
 import { inTransaction } from '../kernel/context.js';
-import { Appointment } from '../appointments/appointment.entity.js';
 import { announceCapacity, announceLotRemoved } from '../appointments/capacity-events.js';
 import { QUEUES } from '../kernel/jobs.js';
 import { announceAppointmentChange } from '../live/appointment-events.js';
 import { writeOutbox } from '../outbox/outbox.service.js';
 import { Participation } from './participation.entity.js';
+import { lockParticipation } from './participation-state.js';
 
 /**
  * Makes a RESERVED participation a hold: valid for the configured hold time
@@ -35,12 +34,10 @@ export type HoldExpiryOutcome = 'removed' | 'gone' | 'completed' | { notDueForMs
  */
 export async function expireHold(ctx: Context, participationId: string): Promise<HoldExpiryOutcome> {
   return inTransaction(ctx, async (tx) => {
-    const found = await tx.em.findOne(Participation, { id: participationId }, { fields: ['id', 'appointment'] });
-    if (!found) return 'gone';
-    // Lock order is appointment first, as in every capacity-changing write.
-    const appointment = await tx.em.findOne(Appointment, { id: found.appointment.id }, { lockMode: LockMode.PESSIMISTIC_WRITE, refresh: true });
-    const hold = appointment && (await tx.em.findOne(Participation, { id: participationId }, { refresh: true }));
-    if (!appointment || !hold) return 'gone';
+    // The one lock-and-re-read of participation writers (appointment first, as in every capacity-changing write).
+    const locked = await lockParticipation(tx, participationId);
+    if (!locked) return 'gone';
+    const { appointment, participation: hold } = locked;
     if (hold.state !== 'RESERVED') return 'completed';
     const now = tx.clock.now().getTime();
     const expiresAt = hold.expiresAt?.getTime() ?? 0;

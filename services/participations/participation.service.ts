@@ -6,14 +6,12 @@ import { capacityLeft } from '../appointments/occupancy.js';
 import { Customer } from '../customers/customer.entity.js';
 import { type Context, inTransaction, requireCrm } from '../kernel/context.js';
 import { DomainError, notFound, validationError } from '../kernel/errors.js';
-import { type MailTemplate, QUEUES } from '../kernel/jobs.js';
 import { announceAppointmentChange } from '../live/appointment-events.js';
 import { parseInput, requiredText } from '../kernel/validation.js';
-import { writeOutbox } from '../outbox/outbox.service.js';
 import { getProvider } from '../providers/provider.service.js';
 import { OCCUPYING_STATES, PARTICIPATION_STATES, Participation, type ParticipationState } from './participation.entity.js';
 import { placeHold } from './hold.service.js';
-import { assertTransition } from './participation-transitions.js';
+import { changeParticipationState, stateMail, writeMails } from './participation-state.js';
 
 export const MESSAGE_MAX = 1024;
 
@@ -36,12 +34,6 @@ export interface CreateParticipationOptions {
   sendMails: boolean;
 }
 
-/** Which mail a participation entering a state sends to its customer (when mails are allowed). */
-const MAIL_ON_ENTER: Partial<Record<ParticipationState, MailTemplate>> = {
-  BOOKED: 'participation-booked',
-  CANCELED: 'participation-canceled',
-  REQUESTED: 'booking-request-received',
-};
 /** A new participation announces itself only when it is a booking or a request; nobody is told of a place they never had. */
 const MAIL_ON_CREATE: readonly ParticipationState[] = ['BOOKED', 'REQUESTED'];
 
@@ -100,7 +92,7 @@ export async function createParticipation(
     });
     if (input.state === 'RESERVED') placeHold(tx, participation);
     await tx.em.flush();
-    if (options.sendMails && MAIL_ON_CREATE.includes(input.state)) queueStateMail(tx, participation, input.state, input.message ?? null);
+    if (options.sendMails && MAIL_ON_CREATE.includes(input.state)) writeMails(tx, stateMail(participation, input.state, input.message ?? null));
     if (occupies) await announceCapacity(tx, appointment);
     announceAppointmentChange(tx, 'PARTICIPATION_ADDED', appointment, participation);
     return { participation, created: true };
@@ -126,6 +118,7 @@ export async function updateParticipationState(
   });
 }
 
+/** A CRM's state change: through the one locked write path, refusing what the table forbids (409). */
 async function changeState(
   ctx: Context,
   participation: Participation,
@@ -133,42 +126,7 @@ async function changeState(
   message: string | null,
   options: { sendMails: boolean; ignoreCapacity: boolean },
 ): Promise<void> {
-  const appointment = await ctx.em.findOneOrFail(Appointment, { id: participation.appointment.id }, { lockMode: LockMode.PESSIMISTIC_WRITE, refresh: true });
-  const { sendsMail, unchanged } = assertTransition(participation.state, to);
-  if (unchanged) {
-    // A repeated update (CRMs retry and upsert) keeps the participation as it is and sends nothing.
-    return;
-  }
-  // Only a hold whose time ran out can come back to take a place (RESERVED -> BOOKED); it no longer counts, so the
-  // place must still be free, as when a consumer completes a booking after the hold expired.
-  const takesNewPlace = OCCUPYING_STATES.includes(to) && !occupiesPlace(participation, ctx.clock.now());
-  if (takesNewPlace && !options.ignoreCapacity && (await capacityLeft(ctx, appointment)) <= 0) {
-    throw new DomainError('CAPACITY_EXHAUSTED', `Appointment ${appointment.reference} is full (capacity ${appointment.capacity}) and the hold has expired`);
-  }
-  const previous = participation.state;
-  participation.state = to;
-  participation.expiresAt = null;
-  if (message) participation.messages = [...(participation.messages ?? []), message];
-  await ctx.em.flush();
-  if (sendsMail && options.sendMails) queueStateMail(ctx, participation, to, message);
-  await announceCapacity(ctx, appointment);
-  announceAppointmentChange(ctx, 'PARTICIPATION_STATE_CHANGED', appointment, participation, previous);
-}
-
-/** Whether the participation counts against the capacity now (a hold only until it expires). */
-function occupiesPlace(participation: Participation, now: Date): boolean {
-  if (participation.state === 'RESERVED') return participation.expiresAt !== null && participation.expiresAt > now;
-  return OCCUPYING_STATES.includes(participation.state);
-}
-
-function queueStateMail(ctx: Context, participation: Participation, state: ParticipationState, message: string | null): void {
-  const template = MAIL_ON_ENTER[state];
-  if (!template || !participation.customer?.email) return;
-  writeOutbox(ctx.em, {
-    kind: 'mail',
-    topic: QUEUES.mail,
-    payload: { template, params: { participationId: participation.id, appointmentId: participation.appointment.id }, message },
-  });
+  await changeParticipationState(ctx, participation.id, { to, message, sendMails: options.sendMails, ignoreCapacity: options.ignoreCapacity, refused: 'throw' });
 }
 
 export interface ParticipationView {

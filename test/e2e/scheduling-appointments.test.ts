@@ -406,6 +406,9 @@ describe('scheduling: appointments (REST)', () => {
       const requested = await addParticipation(f, a.reference, { state: 'REQUESTED', query: 'sendMails=false' });
       const held = await addParticipation(f, a.reference, { state: 'RESERVED', query: 'sendMails=false' });
       const alreadyCanceled = await addParticipation(f, a.reference, { state: 'CANCELED', query: 'sendMails=false' });
+      // Removed administratively (BOOKED -> DELETED): rule 4 cancels it too, and DELETED -> CANCELED mails nobody.
+      const deleted = await addParticipation(f, a.reference, { state: 'BOOKED', query: 'sendMails=false' });
+      expect((await f.api.post(`${f.base}/participations/${enc(deleted.reference)}`, { state: 'DELETED' })).status).toBe(200);
       expect(await mailRowsOfAppointment(app, f.crmId, a.reference)).toEqual([]);
 
       const message = 'Sorry, the agent is ill – new date follows';
@@ -413,7 +416,9 @@ describe('scheduling: appointments (REST)', () => {
       expect(res.status).toBe(200);
       expect(res.body['api-info']).toEqual(API_INFO);
       expect(res.body.appointment).toMatchObject({ reference: a.reference, state: 'CANCELLED' });
-      expect(res.body.appointment.participations.map((p: { state: string }) => p.state)).toEqual(['CANCELED', 'CANCELED', 'CANCELED', 'CANCELED']);
+      expect(res.body.appointment.participations.map((p: { state: string }) => p.state)).toEqual(['CANCELED', 'CANCELED', 'CANCELED', 'CANCELED', 'CANCELED']);
+      const states = await sql<{ state: string }>(app, 'select state from participation where appointment_id = ?', [a.uuid]);
+      expect(states.map((p) => p.state)).toEqual(['CANCELED', 'CANCELED', 'CANCELED', 'CANCELED', 'CANCELED']);
 
       // Participants who booked or asked for a place are told; a hold ends silently (as RESERVED -> CANCELED in the
       // transition table), and who was already cancelled hears nothing again.
@@ -427,6 +432,7 @@ describe('scheduling: appointments (REST)', () => {
       }
       expect(mails.map((m) => m.payload.params.participationId)).not.toContain(idOf(held.reference));
       expect(mails.map((m) => m.payload.params.participationId)).not.toContain(idOf(alreadyCanceled.reference));
+      expect(mails.map((m) => m.payload.params.participationId)).not.toContain(idOf(deleted.reference));
 
       // Cancelling again changes nothing and sends nothing new.
       const again = await f.api.delete(`${f.base}/appointments?message=again`, { appointmentReference: a.reference });

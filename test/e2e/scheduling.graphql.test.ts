@@ -274,9 +274,11 @@ describe('scheduling: GraphQL', () => {
       const cancelled = await createAppointment();
       await createParticipation(cancelled.reference, 'BOOKED', { sendMails: false });
       await createParticipation(cancelled.reference, 'REQUESTED', { sendMails: false });
+      // Rule 4 cancels a DELETED participation too; DELETED -> CANCELED mails nobody.
+      await createParticipation(cancelled.reference, 'DELETED', { sendMails: false });
       const CANCEL = `mutation($p: String!, $a: String!, $m: String) { cancelAppointment(providerReference: $p, appointmentReference: $a, message: $m) { state participations { state } } }`;
       const res = await gql(CANCEL, { p: f.providerRef, a: cancelled.reference, m: 'We are closed' });
-      expect(res.data.cancelAppointment).toEqual({ state: 'CANCELLED', participations: [{ state: 'CANCELED' }, { state: 'CANCELED' }] });
+      expect(res.data.cancelAppointment).toEqual({ state: 'CANCELLED', participations: [{ state: 'CANCELED' }, { state: 'CANCELED' }, { state: 'CANCELED' }] });
       const mails = await mailRowsOfAppointmentIds(app, [cancelled.uuid]);
       expect(mails.map((m) => [m.payload.template, m.payload.message])).toEqual([
         ['appointment-cancelled', 'We are closed'],
