@@ -8,7 +8,7 @@ import type { Resource } from '../resources/resource.entity.js';
 import { slotAt } from '../timeslots/slot-grid.js';
 import { announceAppointmentChange } from '../live/appointment-events.js';
 import { addTouchedResources, type OutboxDraft } from '../outbox/outbox.service.js';
-import { blockedPeriod, BusyIndex, fitsDuration, type LotState, lotListed, productsForSlot } from './bookability.js';
+import { BusyIndex, fitsDuration, type LotState, lotListed, productsForSlot } from './bookability.js';
 import type { BookingScope, ScopeProduct } from './booking-request.js';
 
 export const SLOT_TAKEN_MESSAGE = 'Das überlappt mit einem anderen Termin.';
@@ -99,7 +99,7 @@ export async function claimPlace(ctx: Context, request: ClaimRequest): Promise<C
     return lot && joinLot(ctx, request, lot, true);
   };
   const byTimeslot = async () => {
-    const timeslot = await findTimeslot(ctx, request.uuid, resourceIds);
+    const timeslot = await findTimeslot(ctx, request, resourceIds);
     return timeslot && claimSlot(ctx, request, timeslot);
   };
   const [first, second] = request.uuidKind === 'appointment' ? [byAppointment, byTimeslot] : [byTimeslot, byAppointment];
@@ -114,7 +114,7 @@ async function claimSlotAt(ctx: Context, request: ClaimRequest): Promise<Claim |
   const rows = await ctx.em.execute<TimeslotRow[]>(
     `${TIMESLOT_SELECT} where t.resource_id in (${resourceIds.map(() => '?').join(',')}) and t.start <= ? and t."end" >= ?
        and r.deleted_at is null and not r.archived limit 1 for share of r`,
-    [...resourceIds, request.from, request.to],
+    [...busyWindow(request), ...resourceIds, request.from, request.to],
   );
   return rows[0] ? claimSlot(ctx, request, readTimeslot(rows[0])) : null;
 }
@@ -129,16 +129,34 @@ interface TimeslotRow {
   default_accept_bookings: boolean;
   address: Location | null;
   state: string;
+  /** Active appointments of its resource whose blocked period reaches the requested slot (see busyWindow). */
+  busy: { timeslot_id: string | null; start: string; blocked_from: string; blocked_to: string }[];
 }
 
-const TIMESLOT_SELECT = `select t.id, t.resource_id, t.start, t."end", t.raster, t.default_capacity, t.default_accept_bookings, t.address, t.state
+/** A timeslot with the busy periods its requested slot may meet, in one query; the window is bound as the first two parameters. */
+const TIMESLOT_SELECT = `select t.id, t.resource_id, t.start, t."end", t.raster, t.default_capacity, t.default_accept_bookings, t.address, t.state,
+    (select coalesce(json_agg(json_build_object('timeslot_id', a.timeslot_id, 'start', a.start, 'blocked_from', a.blocked_from, 'blocked_to', a.blocked_to)), '[]')
+       from appointment a where a.resource_id = t.resource_id and a.state = 'ACTIVE' and not a.archived
+        and tstzrange(a.blocked_from, a.blocked_to) && tstzrange(?, ?)) as busy
   from timeslot t join resource r on r.id = t.resource_id`;
 
-async function findTimeslot(ctx: Context, id: string, resourceIds: string[]): Promise<TimeslotRow | undefined> {
+/**
+ * The period around the requested slot in which another appointment's
+ * blocked period can matter: the slot widened by the longest lead and
+ * follow-up time of the products the request may book.
+ */
+function busyWindow(request: ClaimRequest): [Date, Date] {
+  const products = request.scope.resources.flatMap((r) => request.scope.offeredOf(r));
+  const lead = Math.max(0, ...products.map((p) => p.leadTimeMinutes ?? 0));
+  const followUp = Math.max(0, ...products.map((p) => p.followUpTimeMinutes ?? 0));
+  return [new Date(request.from.getTime() - lead * 60_000), new Date(request.to.getTime() + followUp * 60_000)];
+}
+
+async function findTimeslot(ctx: Context, request: ClaimRequest, resourceIds: string[]): Promise<TimeslotRow | undefined> {
   const rows = await ctx.em.execute<TimeslotRow[]>(
     `${TIMESLOT_SELECT} where t.id = ? and t.resource_id in (${resourceIds.map(() => '?').join(',')})
        and r.deleted_at is null and not r.archived for share of r`,
-    [id, ...resourceIds],
+    [...busyWindow(request), request.uuid, ...resourceIds],
   );
   return rows[0] && readTimeslot(rows[0]);
 }
@@ -203,18 +221,7 @@ async function claimSlot(ctx: Context, request: ClaimRequest, timeslot: Timeslot
     throw validationError('product_uuid: this product is not offered for this slot on this channel');
   }
   const period = { startMs: slot.start.getTime(), endMs: slot.end.getTime() };
-  const widest = sized.reduce(
-    (window, p) => {
-      const blocked = blockedPeriod(period, p);
-      return { startMs: Math.min(window.startMs, blocked.startMs), endMs: Math.max(window.endMs, blocked.endMs) };
-    },
-    { ...period },
-  );
-  const busy = await ctx.em.execute<{ id: string; timeslot_id: string | null; start: string; blocked_from: string; blocked_to: string }[]>(
-    `select id, timeslot_id, start, blocked_from, blocked_to from appointment
-      where resource_id = ? and state = 'ACTIVE' and not archived and tstzrange(blocked_from, blocked_to) && tstzrange(?, ?)`,
-    [resource.id, new Date(widest.startMs), new Date(widest.endMs)],
-  );
+  const busy = timeslot.busy;
   const own = busy.find((a) => a.timeslot_id === timeslot.id && instant(a.start).getTime() === period.startMs);
   if (own) return joinExisting(ctx, request, timeslot, period.startMs);
 
