@@ -1,9 +1,7 @@
 import type { Context } from '../kernel/context.js';
 import type { Location } from '../kernel/address.js';
 import { formatWithOffset } from '../kernel/wall-clock.js';
-import { ContactProfile } from '../contact-profiles/contact-profile.entity.js';
-import { contactChannelFor } from '../contact-profiles/contact-profile.service.js';
-import { User } from '../users/user.entity.js';
+import { ContactDirectory, type ContactSubject, loadContacts } from './bookables-query.js';
 import { cancelLinkUrl, signCancelToken } from './cancel-link.js';
 import type { ConsumerBookingResult } from './consumer-booking.service.js';
 import type { ReserveResult } from './reserve.service.js';
@@ -74,6 +72,13 @@ export function cancelLinkFor(ctx: Context, participationId: string, appointment
   return cancelLinkUrl(ctx.config.publicBaseUrl, token);
 }
 
+/** The contact channel a consumer sees for a subject, by the listing's rule, in one query. */
+async function contactChannelOf(ctx: Context, subject: ContactSubject) {
+  const directory = new ContactDirectory([], []);
+  await loadContacts(ctx, directory, [subject]);
+  return directory.channelOf(subject);
+}
+
 /** The documented `createdAppointment`; `formattedStart`/`formattedEnd` follow `timeFormat`. */
 export async function toCreatedAppointmentView(ctx: Context, result: ConsumerBookingResult) {
   const { participation, lot, capacityLeft, resource, product, formatTime: format } = result;
@@ -89,10 +94,7 @@ export async function toCreatedAppointmentView(ctx: Context, result: ConsumerBoo
     timeslot_uuid: lot.timeslot_id,
     product_uuid: lot.product_id,
     resource_uuid: resource.id,
-    contact_channel: await contactChannelFor(ctx, {
-      contactProfile: contactProfileId ? ctx.em.getReference(ContactProfile, contactProfileId) : null,
-      contact: contactId ? ctx.em.getReference(User, contactId) : null,
-    }),
+    contact_channel: await contactChannelOf(ctx, { contactProfileId, contactId }),
     product_name: lot.product_name ?? product?.name ?? null,
     resource_name: resource.publicName,
     capacity: lot.capacity,
