@@ -6,7 +6,8 @@ import { DomainError, validationError } from '../kernel/errors.js';
 import { newId } from '../kernel/ids.js';
 import { QUEUES } from '../kernel/jobs.js';
 import { appointmentChangeDraft } from '../live/appointment-events.js';
-import { emailAddress, internationalPhone, parseInput, requiredText } from '../kernel/validation.js';
+import { normalisePhoneNumber, phoneCountryOfZone, phoneNumberText } from '../kernel/phone-number.js';
+import { emailAddress, parseInput, requiredText } from '../kernel/validation.js';
 import type { OutboxDraft } from '../outbox/outbox.service.js';
 import type { EffectiveChannel } from '../resources/booking-channel.service.js';
 import type { Resource } from '../resources/resource.entity.js';
@@ -27,7 +28,7 @@ const bookingInput = z.object({
   email: emailAddress(),
   firstname: requiredText(),
   lastname: requiredText(),
-  mobile: internationalPhone().nullish(),
+  mobile: phoneNumberText().nullish(),
   message: z.string().max(CONSUMER_MESSAGE_MAX).nullish(),
   locale: z
     .string()
@@ -61,8 +62,11 @@ export async function createAppointmentWithConsumer(
   raw: unknown,
   query: { extraRefs: string[]; channelKey?: string; timeFormat?: string },
 ): Promise<ConsumerBookingResult> {
-  const input = parseInput(bookingInput, raw);
-  const scope = await bookingScope(ctx, ref, query.extraRefs, input.channelKey ?? query.channelKey);
+  const parsed = parseInput(bookingInput, raw);
+  const scope = await bookingScope(ctx, ref, query.extraRefs, parsed.channelKey ?? query.channelKey);
+  // National numbers (0170 …) are read in the provider's country; stored as E.164.
+  const country = phoneCountryOfZone(scope.main.provider.timeZone);
+  const input = { ...parsed, mobile: parsed.mobile == null ? null : normalisePhoneNumber(parsed.mobile, country, 'mobile') };
   const from = instantOf(input.start, scope.main, 'start');
   const to = instantOf(input.end, scope.main, 'end');
   if (to <= from) throw validationError('end must be after start');

@@ -24,6 +24,8 @@ export interface ConsumerCustomer {
 
 interface UserRow {
   id: string;
+  /** Null for a user the booking flow created; set for a user a CRM manages. */
+  reference: string | null;
   email: string | null;
   first_name: string | null;
   last_name: string | null;
@@ -40,9 +42,12 @@ interface CustomerRow {
 }
 
 /**
- * The consumer behind a booking: an existing user of the CRM found by e-mail,
- * else by mobile, gets only its missing attributes filled (never
- * overwritten); otherwise a new user without reference is created. The
+ * The consumer behind a booking: an existing user of the CRM with the
+ * booking's e-mail, otherwise a new user without reference. A user the
+ * booking flow created (no reference) gets its missing name and mobile filled
+ * (never overwritten); a user a CRM manages (with reference) is never changed
+ * by the public. A mobile alone never picks a user: whoever types someone
+ * else's number must not book as them. The
  * provider gets a customer linked to that user (an existing one of the user,
  * else of the e-mail, is completed the same way). Runs inside the booking's
  * transaction in three statements: a lock per e-mail (two bookings with one
@@ -52,11 +57,7 @@ export async function findOrCreateConsumer(ctx: Context, owner: ConsumerOwner, d
   await ctx.em.execute('select pg_advisory_xact_lock(hashtextextended(?, 0))', [`consumer:${owner.crmId}:${data.email}`]);
   const [found] = await ctx.em.execute<{ user: UserRow | null; customer: CustomerRow | null }[]>(
     `with u as (
-       select * from (
-         (select id, email, first_name, last_name, mobile, language, 1 as rank from app_user where crm_id = ? and email = ? limit 1)
-         union all
-         (select id, email, first_name, last_name, mobile, language, 2 from app_user where crm_id = ? and mobile = ? and ?::text is not null limit 1)
-       ) candidates order by rank limit 1
+       select id, reference, email, first_name, last_name, mobile, language from app_user where crm_id = ? and email = ? limit 1
      ), c as (
        select * from (
          (select c.id, c.email, c.mobile, c.language, c.user_id, 1 as rank from customer c join u on c.user_id = u.id
@@ -68,7 +69,7 @@ export async function findOrCreateConsumer(ctx: Context, owner: ConsumerOwner, d
        ) candidates order by rank limit 1
      )
      select (select row_to_json(u) from u) as "user", (select row_to_json(c) from c) as customer`,
-    [owner.crmId, data.email, owner.crmId, data.mobile, data.mobile, owner.providerId, owner.providerId, data.email],
+    [owner.crmId, data.email, owner.providerId, owner.providerId, data.email],
   );
   const now = ctx.clock.now();
   const writes: string[] = [];
@@ -80,7 +81,7 @@ export async function findOrCreateConsumer(ctx: Context, owner: ConsumerOwner, d
   if (!user) {
     writes.push(`insert into app_user (id, crm_id, email, email_verified, first_name, last_name, mobile, language, created_at) values (?, ?, ?, false, ?, ?, ?, ?, ?)`);
     params.push(userId, owner.crmId, data.email, data.firstName, data.lastName, data.mobile, userLanguage, now);
-  } else if (user.first_name === null || user.last_name === null || (user.mobile === null && data.mobile !== null)) {
+  } else if (user.reference === null && (user.first_name === null || user.last_name === null || (user.mobile === null && data.mobile !== null))) {
     writes.push(`update app_user set first_name = coalesce(first_name, ?), last_name = coalesce(last_name, ?), mobile = coalesce(mobile, ?) where id = ?`);
     params.push(data.firstName, data.lastName, data.mobile, userId);
   }

@@ -60,10 +60,12 @@ export async function createUser(ctx: Context, raw: unknown): Promise<{ user: Us
     if (byEmail && !byEmail.reference) {
       byEmail.reference = input.reference;
       byEmail.username = input.username;
-      byEmail.lastName ??= input.lastName;
-      byEmail.firstName ??= input.firstName ?? null;
-      byEmail.phone ??= input.phone ?? null;
-      byEmail.mobile ??= input.mobile ?? null;
+      // From now on the CRM manages this user: what it sends replaces what the booking flow stored.
+      byEmail.lastName = input.lastName;
+      if (input.firstName !== undefined) byEmail.firstName = input.firstName ?? null;
+      if (input.phone !== undefined) byEmail.phone = input.phone ?? null;
+      if (input.mobile !== undefined) byEmail.mobile = input.mobile ?? null;
+      if (input.language) byEmail.language = input.language;
       startEmailVerification(tx, byEmail);
       return { user: byEmail, outcome: 'linked' as const };
     }

@@ -10,6 +10,7 @@ import {
   reserve,
   resourceRefs,
   setChannel,
+  slotOf,
   sql,
   upcoming,
 } from '../support/booking-flow.js';
@@ -173,7 +174,7 @@ describe('booking flow: POST /resources/:ref/create_appointment_with_consumer', 
     }
     const invalid: [Record<string, unknown>, string][] = [
       [{ email: 'not-an-email' }, 'email'],
-      [{ mobile: '0170 123' }, 'mobile'],
+      [{ mobile: 'call me' }, 'mobile'],
       [{ timeslot_uuid: 'abc' }, 'timeslot_uuid'],
       [{ product_uuid: 'abc' }, 'product_uuid'],
       [{ placeholder_id: 'abc' }, 'placeholder_id'],
@@ -209,7 +210,7 @@ describe('booking flow: POST /resources/:ref/create_appointment_with_consumer', 
     expect((await participationsOf(app, hold.body.participation.appointment_uuid)).map((p) => p.state).sort()).toEqual(['BOOKED', 'RESERVED']);
   });
 
-  it('attaches the booking to an existing user found by e-mail and only fills missing attributes', async () => {
+  it('attaches the booking to a CRM-managed user found by e-mail without changing that user', async () => {
     const f = await setupBookable(app);
     const email = `${unique('known')}@example.com`;
     const reference = `known-${unique()}@test`;
@@ -218,25 +219,39 @@ describe('booking flow: POST /resources/:ref/create_appointment_with_consumer', 
     const res = await book(pub, f, { email, firstname: 'Karla', lastname: 'Other', mobile: '+49 170 5550001', locale: 'en' });
     expect(res.status).toBe(201);
     const users = await usersByEmail(f, email);
-    expect(users).toEqual([{ id: UUID, email, first_name: 'Karla', last_name: 'Known', mobile: '+49 170 5550001', language: 'de', reference }]);
+    expect(users).toEqual([{ id: UUID, email, first_name: null, last_name: 'Known', mobile: null, language: 'de', reference }]);
     const [participation] = await participationsOf(app, res.body.createdAppointment.appointment_uuid);
-    expect(await customerOf(participation!.id)).toEqual([{ user_id: users[0]!.id, email, mobile: '+49 170 5550001', language: 'en', user_name: 'Karla Other' }]);
+    expect(await customerOf(participation!.id)).toEqual([{ user_id: users[0]!.id, email, mobile: '+491705550001', language: 'en', user_name: 'Karla Other' }]);
     expect(participation!.locale).toBe('en');
   });
 
-  it('attaches the booking to an existing user found by mobile and keeps its e-mail', async () => {
+  it('fills only missing attributes of a user the booking flow created', async () => {
+    const f = await setupBookable(app, { slots: 2 });
+    const email = `${unique('again')}@example.com`;
+    expect((await book(pub, f, { email, firstname: 'Anna', lastname: 'First' })).status).toBe(201);
+    const second = slotOf(f, 1);
+    const again = await book(pub, f, { email, firstname: 'Other', lastname: 'Name', mobile: '0170 5550002', start: second.from, end: second.to });
+    expect(again.status).toBe(201);
+    expect(await usersByEmail(f, email)).toEqual([{ id: UUID, email, first_name: 'Anna', last_name: 'First', mobile: '+491705550002', language: 'de', reference: null }]);
+  });
+
+  it('never attaches a booking to another user by mobile alone', async () => {
     const f = await setupBookable(app, { slots: 2 });
     const email = `${unique('mobile')}@example.com`;
-    const mobile = `+49 170 ${String(Date.now()).slice(-7)}`;
+    const mobile = `+49170${String(Date.now()).slice(-7)}`;
     await f.api.post(`/crms/${f.crmId}/user`, { reference: `m-${unique()}@test`, email, username: unique('m'), lastName: 'Mobile', firstName: 'Mia', mobile });
+    const flowEmail = `${unique('flow')}@example.com`;
+    expect((await book(pub, f, { email: flowEmail, firstname: 'Fritz', lastname: 'Flow', mobile })).status).toBe(201);
     const otherEmail = `${unique('typed')}@example.com`;
-    const res = await book(pub, f, { email: otherEmail, firstname: 'Maria', lastname: 'Changed', mobile });
+    const second = slotOf(f, 1);
+    const res = await book(pub, f, { email: otherEmail, firstname: 'Maria', lastname: 'Changed', mobile, start: second.from, end: second.to });
     expect(res.status).toBe(201);
-    expect(await usersByEmail(f, otherEmail)).toEqual([]);
-    const [user] = await usersByEmail(f, email);
-    expect(user).toMatchObject({ first_name: 'Mia', last_name: 'Mobile', mobile });
+    const [own] = await usersByEmail(f, otherEmail);
+    expect(own).toMatchObject({ first_name: 'Maria', last_name: 'Changed', mobile, reference: null });
+    expect((await usersByEmail(f, email))[0]).toMatchObject({ first_name: 'Mia', last_name: 'Mobile', mobile });
+    expect((await usersByEmail(f, flowEmail))[0]).toMatchObject({ first_name: 'Fritz', last_name: 'Flow', mobile });
     const [participation] = await participationsOf(app, res.body.createdAppointment.appointment_uuid);
-    expect((await customerOf(participation!.id))[0]).toMatchObject({ user_id: user!.id, email });
+    expect((await customerOf(participation!.id))[0]).toMatchObject({ user_id: own!.id, email: otherEmail });
   });
 
   it('creates a new user otherwise, with the language from locale', async () => {
@@ -244,10 +259,10 @@ describe('booking flow: POST /resources/:ref/create_appointment_with_consumer', 
     const email = `${unique('new')}@example.com`;
     const res = await book(pub, f, { email: email.toUpperCase(), firstname: 'Nina', lastname: 'Neu', mobile: '+41 79 555 00 11', locale: 'en-GB', message: 'Bitte klingeln' });
     expect(res.status).toBe(201);
-    expect(await usersByEmail(f, email)).toEqual([{ id: UUID, email, first_name: 'Nina', last_name: 'Neu', mobile: '+41 79 555 00 11', language: 'en', reference: null }]);
+    expect(await usersByEmail(f, email)).toEqual([{ id: UUID, email, first_name: 'Nina', last_name: 'Neu', mobile: '+41795550011', language: 'en', reference: null }]);
     const [participation] = await participationsOf(app, res.body.createdAppointment.appointment_uuid);
     expect(participation).toMatchObject({ state: 'BOOKED', locale: 'en', messages: ['Bitte klingeln'] });
-    expect(await customerOf(participation!.id)).toEqual([{ user_id: UUID, email, mobile: '+41 79 555 00 11', language: 'en', user_name: 'Nina Neu' }]);
+    expect(await customerOf(participation!.id)).toEqual([{ user_id: UUID, email, mobile: '+41795550011', language: 'en', user_name: 'Nina Neu' }]);
     const defaultLanguage = await book(pub, f, { email: `${unique('de')}@example.com` });
     const [, second] = await participationsOf(app, defaultLanguage.body.createdAppointment.appointment_uuid);
     expect(second!.locale).toBeNull();

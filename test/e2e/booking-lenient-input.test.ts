@@ -1,9 +1,9 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { setupBookable } from '../support/booking-fixtures.js';
-import { addResource, addTimeslot, book, bookablesOf, reserve, upcoming } from '../support/booking-flow.js';
+import { addResource, addTimeslot, book, bookablesOf, reserve, slotOf, sql, upcoming } from '../support/booking-flow.js';
 import { enc } from '../support/offerings-fixtures.js';
 import { startTestApp, type TestApp } from '../support/harness.js';
-import type { ApiClient } from '../support/http.js';
+import { type ApiClient, unique } from '../support/http.js';
 
 const RESERVE = `mutation ($ref: String!, $input: ReserveAppointmentInput!) {
   reserveAppointment(ref: $ref, input: $input) { participation { uuid from to state } }
@@ -14,6 +14,7 @@ const UPCOMING = `query ($ref: String!, $refs: [String!]) {
 }`;
 const ACTIVE_PRODUCTS = `query ($refs: [String!], $tslRefs: [String!]) { activeProducts(refs: $refs, tslRefs: $tslRefs) { uuid } }`;
 const PUBLIC_DATA = `query ($refs: [String!], $tslRefs: [String!]) { publicData(refs: $refs, tslRefs: $tslRefs) { resource { uuid } } }`;
+const CREATE = `mutation ($ref: String!, $input: ConsumerBookingInput!) { createAppointmentWithConsumer(ref: $ref, input: $input) { appointmentUuid } }`;
 const GONE = ['gone@test', '00000000-0000-4000-8000-000000000000'];
 
 /** `2026-05-04T07:00:00.000Z` → `2026-05-04T07:00:00` (the same wall time without offset). */
@@ -110,4 +111,73 @@ describe('booking flow: inputs as people and CRMs write them', () => {
       expect((await pub.graphql(PUBLIC_DATA, { refs: ['gone@test', f.resourceUuid] })).body.errors?.[0]?.extensions.code).toBe('NOT_FOUND');
     });
   });
+
+  describe('consumer mobile numbers', () => {
+    const storedMobiles = async (email: string) =>
+      sql<{ user_mobile: string | null; customer_mobile: string | null }>(
+        app,
+        'select u.mobile as user_mobile, c.mobile as customer_mobile from app_user u join customer c on c.user_id = u.id where u.email = ?',
+        [email],
+      );
+
+    it('accepts national and international spellings and stores E.164 with the provider’s country as default (REST)', async () => {
+      const f = await setupBookable(app, { slots: 4 });
+      const typed: [string, string][] = [
+        ['0170 1234567', '+491701234567'],
+        ['0049 171 1234567', '+491711234567'],
+        ['+49 (172) 123-4567', '+491721234567'],
+        ['+41 79 555 00 11', '+41795550011'],
+      ];
+      for (const [index, [mobile, stored]] of typed.entries()) {
+        const email = `${unique('mobile')}@example.com`;
+        const res = await book(pub, f, { ...bookingSlot(f, index), email, mobile });
+        expect(res.status, mobile).toBe(201);
+        expect(await storedMobiles(email), mobile).toEqual([{ user_mobile: stored, customer_mobile: stored }]);
+      }
+    });
+
+    it('reads national numbers in the country of the provider’s time zone', async () => {
+      const f = await setupBookable(app, { timeZone: 'Europe/Vienna' });
+      const email = `${unique('vienna')}@example.com`;
+      expect((await book(pub, f, { email, mobile: '0664 1234567' })).status).toBe(201);
+      expect((await storedMobiles(email))[0]?.user_mobile).toBe('+436641234567');
+    });
+
+    it('refuses only what cannot be a phone number, with a 400 naming mobile', async () => {
+      const f = await setupBookable(app);
+      for (const mobile of ['12', 'call me', '+49 1', '']) {
+        const res = await book(pub, f, { mobile });
+        expect(res.status, mobile).toBe(400);
+        expect(res.body.errors[0].message, mobile).toMatch(/^mobile must be a phone number/);
+      }
+    });
+
+    it('normalises the mobile in createAppointmentWithConsumer (GraphQL)', async () => {
+      const f = await setupBookable(app);
+      const email = `${unique('graph')}@example.com`;
+      const input = { start: f.slot.from, end: f.slot.to, timeslotUuid: f.timeslotUuid, email, firstname: 'Greta', lastname: 'Graph', mobile: '0170 1234567' };
+      const res = await pub.graphql(CREATE, { ref: f.resourceUuid, input });
+      expect(res.body.errors).toBeUndefined();
+      expect((await storedMobiles(email))[0]?.user_mobile).toBe('+491701234567');
+      const bad = await pub.graphql(CREATE, { ref: f.resourceUuid, input: { ...input, email: `${unique('bad')}@example.com`, mobile: 'call me' } });
+      expect(bad.body.errors?.[0]?.message).toMatch(/^mobile must be a phone number/);
+    });
+  });
+
+  describe('CRM-managed users', () => {
+    it('a booking with a staff member’s e-mail leaves that user unchanged (GraphQL)', async () => {
+      const f = await setupBookable(app);
+      const input = { start: f.slot.from, end: f.slot.to, timeslotUuid: f.timeslotUuid, email: f.email.toUpperCase(), firstname: 'Eve', lastname: 'Public', mobile: '0170 6660000' };
+      const res = await pub.graphql(CREATE, { ref: f.resourceUuid, input });
+      expect(res.body.errors).toBeUndefined();
+      const owner = await sql(app, 'select first_name, last_name, mobile from app_user where email = ?', [f.email]);
+      expect(owner).toEqual([{ first_name: 'Olga', last_name: 'Owner', mobile: null }]);
+    });
+  });
 });
+
+/** start/end of slot `index` of the fixture for a booking body. */
+function bookingSlot(f: Parameters<typeof slotOf>[0], index: number): { start: string; end: string } {
+  const { from, to } = slotOf(f, index);
+  return { start: from, end: to };
+}

@@ -133,7 +133,7 @@ describe('Setup: create and get user (REST)', () => {
     expect((await api.get(`${base}/${encodeURIComponent(first.reference as string)}`)).body.user.email).toBe(email);
   });
 
-  it('rule 3: the e-mail of a user without reference links that user and restarts its e-mail verification', async () => {
+  it('rule 3: the e-mail of a user without reference links that user, takes the CRM’s values and restarts its e-mail verification', async () => {
     const ctx = app.context();
     const crm = await ctx.em.findOneOrFail(CrmIntegration, { id: crmId });
     const email = `${unique('consumer')}@example.com`;
@@ -153,7 +153,7 @@ describe('Setup: create and get user (REST)', () => {
     expect(res.status).toBe(200);
     expect(res.body).toEqual({
       'api-info': API_INFO,
-      user: { reference: body.reference, email, username: body.username, firstName: 'Linda', lastName: 'Consumer', phone: null, mobile: '+49 170 5555555' },
+      user: { reference: body.reference, email, username: body.username, firstName: 'Linda', lastName: 'Staff', phone: null, mobile: '+49 170 5555555' },
     });
 
     const em = app.orm.em.fork();
@@ -317,11 +317,15 @@ describe('Setup: createUser and user (GraphQL)', () => {
     const ctx = app.context();
     const crm = await ctx.em.findOneOrFail(CrmIntegration, { id: crmId });
     const email = `${unique('consumer')}@example.com`;
-    const consumer = ctx.em.create(User, { crm, email, lastName: 'Consumer', emailVerified: true, createdAt: new Date() });
+    const consumer = ctx.em.create(User, { crm, email, lastName: 'Consumer', firstName: 'Conny', mobile: '+491701234567', emailVerified: true, createdAt: new Date() });
     await ctx.em.flush();
-    const input = newUserBody({ email });
+    const input = newUserBody({ email, firstName: 'Stella', mobile: '+49 171 7654321' });
     const res = await create(input);
-    expect(res.body.data.createUser).toMatchObject({ created: false, outcome: 'linked', user: { reference: input.reference, email } });
+    expect(res.body.data.createUser).toMatchObject({
+      created: false,
+      outcome: 'linked',
+      user: { reference: input.reference, email, firstName: 'Stella', lastName: 'Muster', mobile: '+49 171 7654321' },
+    });
     const em = app.orm.em.fork();
     expect((await em.findOneOrFail(User, { id: consumer.id })).emailVerified).toBe(false);
     const mails = (await em.find(OutboxMessage, { kind: 'mail' })).filter(

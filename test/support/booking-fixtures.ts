@@ -18,14 +18,14 @@ export interface BookingFixture extends ProviderFixture {
 /**
  * A provider with one product, one resource and one BOOKABLE timeslot of
  * `slots` slots of `raster` minutes starting `startInDays` days from the
- * test clock (at 09:00 Berlin time).
+ * test clock (at 09:00 in the provider's zone, Berlin unless told).
  */
 export async function setupBookable(
   app: TestApp,
-  options: { capacity?: number; raster?: number; slots?: number; startInDays?: number; acceptBookings?: boolean; product?: Record<string, unknown> } = {},
+  options: { capacity?: number; raster?: number; slots?: number; startInDays?: number; acceptBookings?: boolean; product?: Record<string, unknown>; timeZone?: string } = {},
 ): Promise<BookingFixture> {
   const { crmId, api } = await app.newCrm();
-  const provider = await setupProvider(api, crmId);
+  const provider = await setupProvider(api, crmId, options.timeZone ? { timeZone: options.timeZone } : {});
   const productRef = await createProduct(api, crmId, provider.providerRef, options.product ?? {});
   const resourceRef = await createResource(api, crmId, provider.providerRef, { products: [productRef] });
   const raster = options.raster ?? 30;
