@@ -9,7 +9,8 @@ export type BookingProcess = (typeof BOOKING_PROCESSES)[number];
 
 /**
  * How one booking channel behaves for one resource. A channel without a row
- * uses the defaults: visible, IMMEDIATE, all products.
+ * inherits RESOURCE_PUBLIC's row (RESOURCE_EXCLUSIVE is closed instead); see
+ * `effectiveChannel`.
  */
 @Entity({ tableName: 'booking_channel_setting' })
 @Unique({ properties: ['resource', 'channelKey'] })

@@ -3,13 +3,14 @@ import { Customer } from '../customers/customer.entity.js';
 import { type Context, inTransaction, requireCrm } from '../kernel/context.js';
 import { validationError } from '../kernel/errors.js';
 import { parseInput } from '../kernel/validation.js';
+import { addTouchedResources } from '../outbox/outbox.service.js';
 import { Product } from '../products/product.entity.js';
 import { getProvider } from '../providers/provider.service.js';
 import { BOOKING_PROCESSES, BookingChannelSetting, type BookingProcess, CHANNEL_KEYS, type ChannelKey } from './booking-channel-setting.entity.js';
 import type { Resource } from './resource.entity.js';
 import { getResourceOf } from './resource.lookup.js';
 
-/** How a channel behaves for a resource; a channel without stored settings is visible, IMMEDIATE, all products. */
+/** How a channel behaves for a resource (see `effectiveChannel` for channels without stored settings). */
 export interface EffectiveChannel {
   channelKey: ChannelKey;
   visible: boolean;
@@ -43,10 +44,27 @@ export async function channelSettingsOf(ctx: Context, resources: Resource[]): Pr
   return byResource;
 }
 
-/** One channel's effective settings from the resource's stored rows. */
+/** RESOURCE_EXCLUSIVE without settings of its own: closed. */
+const CLOSED_CHANNEL: Omit<EffectiveChannel, 'channelKey'> = { ...DEFAULT_CHANNEL, visible: false };
+
+/**
+ * One channel's effective settings from the stored rows of ALL channels of
+ * the resource. A channel with a row of its own uses it. Without one,
+ * RESOURCE_EXCLUSIVE is closed (not visible), and every other channel
+ * inherits RESOURCE_PUBLIC's visibility, booking process and product filter,
+ * so a consumer cannot get round the provider's rules by choosing another
+ * `channelKey`. Exclusive products and accepted customers are never
+ * inherited: they name what belongs to one channel alone. Without any row,
+ * RESOURCE_PUBLIC is visible, IMMEDIATE, all products.
+ */
 export function effectiveChannel(rows: BookingChannelSetting[], channelKey: ChannelKey): EffectiveChannel {
   const row = rows.find((r) => r.channelKey === channelKey);
-  if (!row) return { channelKey, ...DEFAULT_CHANNEL };
+  if (!row) {
+    if (channelKey === 'RESOURCE_EXCLUSIVE') return { channelKey, ...CLOSED_CHANNEL };
+    const publicRow = rows.find((r) => r.channelKey === 'RESOURCE_PUBLIC');
+    if (!publicRow) return { channelKey, ...DEFAULT_CHANNEL };
+    return { channelKey, ...DEFAULT_CHANNEL, visible: publicRow.visible, bookingProcess: publicRow.bookingProcess, productIds: publicRow.productIds };
+  }
   return {
     channelKey,
     visible: row.visible,
@@ -111,9 +129,21 @@ export async function saveChannel(ctx: Context, providerReference: string, resou
       if (missing.length) throw validationError(`${field}: no product ${missing.join(', ')}`);
       return products.map((p) => p.id);
     };
+    const rows = await tx.em.find(BookingChannelSetting, { resource });
+    // A channel's first stored settings start from what it inherited until now, so a save changes only the fields
+    // sent and keeps the provider's public rules; RESOURCE_EXCLUSIVE, closed until configured, opens with the defaults.
+    const current = channelKey === 'RESOURCE_EXCLUSIVE' ? { ...DEFAULT_CHANNEL } : effectiveChannel(rows, channelKey);
     const row =
-      (await tx.em.findOne(BookingChannelSetting, { resource, channelKey })) ??
-      tx.em.create(BookingChannelSetting, { resource, channelKey, ...DEFAULT_CHANNEL });
+      rows.find((r) => r.channelKey === channelKey) ??
+      tx.em.create(BookingChannelSetting, {
+        resource,
+        channelKey,
+        visible: current.visible,
+        bookingProcess: current.bookingProcess,
+        productIds: current.productIds,
+        exclusiveProductIds: current.exclusiveProductIds,
+        acceptedCustomerIds: current.acceptedCustomerIds,
+      });
     if (input.visible !== undefined) row.visible = input.visible;
     if (input.bookingProcess !== undefined) row.bookingProcess = input.bookingProcess;
     if (input.products !== undefined) row.productIds = input.products === null ? null : await productIds(input.products, 'products');
@@ -125,7 +155,9 @@ export async function saveChannel(ctx: Context, providerReference: string, resou
       row.acceptedCustomerIds = customers.map((c) => c.id);
     }
     await tx.em.flush();
-    return toChannelView(tx, effectiveChannel([row], channelKey));
+    // What the listing offers on this and the inheriting channels changed: cached listings of the resource are stale.
+    addTouchedResources(tx.em, [resource.id]);
+    return toChannelView(tx, effectiveChannel(rows.includes(row) ? rows : [...rows, row], channelKey));
   });
 }
 

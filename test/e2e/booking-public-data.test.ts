@@ -144,7 +144,8 @@ describe('booking flow: active_products, public_data and booking channels', () =
       expect(defaults.body).toEqual(
         ['RESOURCE_PUBLIC', 'RESOURCE_EXCLUSIVE', 'RESOURCE_REFERENCE', 'CALENDAR_PUBLIC'].map((channelKey) => ({
           channelKey,
-          visible: true,
+          // RESOURCE_EXCLUSIVE is closed until configured; the others inherit RESOURCE_PUBLIC's defaults.
+          visible: channelKey !== 'RESOURCE_EXCLUSIVE',
           bookingProcess: 'IMMEDIATE',
           products: null,
           exclusiveProducts: [],
