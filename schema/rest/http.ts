@@ -51,12 +51,14 @@ export function errorBody(error: DomainError): Record<string, unknown> {
 
 /**
  * A boolean query parameter. `?flag`, `?flag=true` and `?flag=1` are true;
- * `false`/`0` false; absent gives the default; anything else is a 400.
+ * `false`/`0` false, in any case (`TRUE`, `True`); absent gives the default;
+ * anything else is a 400.
  */
 export function booleanQuery(query: Record<string, unknown>, name: string, fallback: boolean): boolean {
   const raw = query[name];
   if (raw === undefined) return fallback;
-  const value = Array.isArray(raw) ? raw[raw.length - 1] : raw;
+  const last = Array.isArray(raw) ? raw[raw.length - 1] : raw;
+  const value = typeof last === 'string' ? last.trim().toLowerCase() : last;
   if (value === '' || value === 'true' || value === '1') return true;
   if (value === 'false' || value === '0') return false;
   throw validationError(`query parameter ${name} must be true or false`);

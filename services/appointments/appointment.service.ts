@@ -4,7 +4,7 @@ import { locationInput } from '../kernel/address-input.js';
 import { type Context, inTransaction, requireCrm } from '../kernel/context.js';
 import { DomainError, validationError } from '../kernel/errors.js';
 import { newId } from '../kernel/ids.js';
-import { optionalText, parseInput, requiredText } from '../kernel/validation.js';
+import { flexibleBoolean, optionalText, parseInput, requiredText } from '../kernel/validation.js';
 import { parseDateTimeInput } from '../kernel/wall-clock.js';
 import { Product } from '../products/product.entity.js';
 import type { Provider } from '../providers/provider.entity.js';
@@ -20,7 +20,7 @@ const capacity = z.number().int().min(0).max(100_000);
 
 const common = {
   capacity: capacity.nullish(),
-  acceptBookings: z.boolean().nullish(),
+  acceptBookings: flexibleBoolean().nullish(),
   resourceReference: requiredText(),
   productReference: requiredText(),
   productName: optionalText(),

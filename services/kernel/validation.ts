@@ -59,3 +59,28 @@ export const internationalPhone = () =>
     .string()
     .trim()
     .regex(/^\+[1-9][0-9 ()\/-]{5,24}$/, 'must be a phone number with international prefix, e.g. +49 170 1234567');
+
+/**
+ * A boolean as CRMs send it: `true`/`false` in JSON, or the strings `"true"`,
+ * `"TRUE"`, `"True"`, `"false"`, … (any case); stored as a real boolean.
+ */
+export const flexibleBoolean = () =>
+  z.preprocess((value) => {
+    if (typeof value !== 'string') return value;
+    const text = value.trim().toLowerCase();
+    return text === 'true' ? true : text === 'false' ? false : value;
+  }, z.boolean());
+
+/** The languages of e-mails and pages. */
+export const LANGUAGES = ['de', 'en'] as const;
+
+/**
+ * A language as `de`, `DE`, `de-DE`, `de_DE` or `en-GB`: the language part,
+ * lower-cased, which must be one of LANGUAGES.
+ */
+export const languageCode = () =>
+  z
+    .string()
+    .trim()
+    .transform((value) => (/^[a-z]{2}([-_][a-z]{2})?$/i.test(value) ? value.slice(0, 2).toLowerCase() : value))
+    .pipe(z.enum(LANGUAGES));

@@ -4,7 +4,7 @@ import { parseBranch } from '../accounts/account.service.js';
 import { type Context, inTransaction, requireCrm } from '../kernel/context.js';
 import { DomainError, notFound } from '../kernel/errors.js';
 import { timeZoneInput } from '../kernel/time-zone.js';
-import { emailAddress, optionalText, parseInput, requiredText } from '../kernel/validation.js';
+import { emailAddress, languageCode, optionalText, parseInput, requiredText } from '../kernel/validation.js';
 import { User } from '../users/user.entity.js';
 import { DEFAULT_TIME_ZONE, Provider } from './provider.entity.js';
 import { StaffMembership } from './staff-membership.entity.js';
@@ -22,7 +22,7 @@ const providerInput = z.object({
   branch: optionalText(64),
   subbranch: optionalText(),
   timeZone: timeZoneInput().nullish(),
-  language: z.enum(['de', 'en']).nullish(),
+  language: languageCode().nullish(),
 });
 
 /**

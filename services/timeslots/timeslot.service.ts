@@ -5,7 +5,7 @@ import { locationInput } from '../kernel/address-input.js';
 import { type Context, inTransaction, requireCrm } from '../kernel/context.js';
 import { DomainError, notFound, validationError } from '../kernel/errors.js';
 import { newId } from '../kernel/ids.js';
-import { parseInput, requiredText } from '../kernel/validation.js';
+import { flexibleBoolean, parseInput, requiredText } from '../kernel/validation.js';
 import { parseDateTimeInput } from '../kernel/wall-clock.js';
 import type { Provider } from '../providers/provider.entity.js';
 import { getProvider } from '../providers/provider.service.js';
@@ -26,7 +26,7 @@ const timeslotInput = z.object({
   end: z.string(),
   raster,
   defaultCapacity,
-  defaultAcceptBookings: z.boolean(),
+  defaultAcceptBookings: flexibleBoolean(),
   address: locationInput().nullish(),
   state: z.enum(TIMESLOT_STATES),
 });
@@ -37,7 +37,7 @@ const updateInput = z.object({
   end: z.string().optional(),
   raster: raster.optional(),
   defaultCapacity: defaultCapacity.optional(),
-  defaultAcceptBookings: z.boolean().optional(),
+  defaultAcceptBookings: flexibleBoolean().optional(),
   address: locationInput().nullish(),
   state: z.enum(TIMESLOT_STATES).optional(),
 });

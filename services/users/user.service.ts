@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { type Context, inTransaction, requireCrm } from '../kernel/context.js';
 import { DomainError, notFound } from '../kernel/errors.js';
 import { QUEUES } from '../kernel/jobs.js';
-import { emailAddress, optionalText, parseInput, requiredText } from '../kernel/validation.js';
+import { emailAddress, languageCode, optionalText, parseInput, requiredText } from '../kernel/validation.js';
 import { writeOutbox } from '../outbox/outbox.service.js';
 import { User } from './user.entity.js';
 
@@ -19,7 +19,7 @@ const userInput = z.object({
   firstName: optionalText(),
   phone: optionalText(64),
   mobile: optionalText(64),
-  language: z.enum(['de', 'en']).nullish(),
+  language: languageCode().nullish(),
 });
 export type UserInput = z.input<typeof userInput>;
 

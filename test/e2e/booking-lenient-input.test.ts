@@ -3,6 +3,7 @@ import { setupBookable } from '../support/booking-fixtures.js';
 import { addResource, addTimeslot, book, bookablesOf, reserve, slotOf, sql, upcoming } from '../support/booking-flow.js';
 import { enc } from '../support/offerings-fixtures.js';
 import { startTestApp, type TestApp } from '../support/harness.js';
+import { createAppointment, setupScheduling } from '../support/scheduling-fixtures.js';
 import { type ApiClient, unique } from '../support/http.js';
 
 const RESERVE = `mutation ($ref: String!, $input: ReserveAppointmentInput!) {
@@ -172,6 +173,74 @@ describe('booking flow: inputs as people and CRMs write them', () => {
       expect(res.body.errors).toBeUndefined();
       const owner = await sql(app, 'select first_name, last_name, mobile from app_user where email = ?', [f.email]);
       expect(owner).toEqual([{ first_name: 'Olga', last_name: 'Owner', mobile: null }]);
+    });
+  });
+
+  describe('case and spelling of CRM inputs', () => {
+    const CREATE_USER = `mutation ($input: CreateUserInput!) { createUser(input: $input) { user { email } } }`;
+    const languageOf = async (table: 'app_user' | 'provider', column: string, value: string) =>
+      (await sql<{ language: string }>(app, `select language from ${table} where ${column} = ?`, [value]))[0]?.language;
+
+    it('create user: language DE, de_DE, de-DE, en-GB and e-mails with capitals are stored as de/en and lower case (REST)', async () => {
+      const { crmId, api } = await app.newCrm();
+      for (const [language, stored] of [['DE', 'de'], ['de_DE', 'de'], ['de-DE', 'de'], ['en-GB', 'en'], ['EN', 'en']] as const) {
+        const id = unique('case');
+        const res = await api.post(`/crms/${crmId}/user`, { reference: `${id}@crm`, email: `${id.toUpperCase()}@Example.COM`, username: id, lastName: 'Case', language });
+        expect(res.status, language).toBe(201);
+        expect(res.body.user.email).toBe(`${id}@example.com`);
+        expect(await languageOf('app_user', 'email', `${id}@example.com`), language).toBe(stored);
+      }
+      const french = await api.post(`/crms/${crmId}/user`, { reference: `${unique()}@crm`, email: `${unique()}@example.com`, username: unique('fr'), lastName: 'Case', language: 'fr' });
+      expect(french.status).toBe(400);
+      expect(french.body.errors[0].message).toBe('language must be one of de, en');
+    });
+
+    it('create user: language de_DE is stored as de (GraphQL)', async () => {
+      const { api } = await app.newCrm();
+      const id = unique('gql');
+      const res = await api.graphql(CREATE_USER, { input: { reference: `${id}@crm`, email: `${id}@EXAMPLE.com`, username: id, lastName: 'Case', language: 'de_DE' } });
+      expect(res.body.errors).toBeUndefined();
+      expect(res.body.data.createUser.user.email).toBe(`${id}@example.com`);
+      expect(await languageOf('app_user', 'email', `${id}@example.com`)).toBe('de');
+    });
+
+    it('create provider: language EN and an e-mail with capitals are stored as en and lower case', async () => {
+      const f = await setupScheduling(app);
+      const id = unique('prov');
+      const res = await f.api.post(`/crms/${f.crmId}/provider`, {
+        reference: `${id}@test`,
+        ownerReference: f.ownerRef,
+        accountReference: f.accountRef,
+        name: 'Cased',
+        email: `${id.toUpperCase()}@Example.com`,
+        language: 'EN',
+      });
+      expect(res.status).toBe(201);
+      expect(await languageOf('provider', 'reference', `${id}@test`)).toBe('en');
+      expect((await sql<{ email: string }>(app, 'select email from provider where reference = ?', [`${id}@test`]))[0]?.email).toBe(`${id}@example.com`);
+    });
+
+    it('acceptBookings and defaultAcceptBookings take "TRUE", "True", "false"; the answer shows the stored boolean', async () => {
+      const f = await setupScheduling(app);
+      expect((await createAppointment(f, { acceptBookings: 'TRUE' })).acceptBookings).toBe(true);
+      expect((await createAppointment(f, { acceptBookings: 'True', start: '2027-03-02T10:00', end: '2027-03-02T11:00' })).acceptBookings).toBe(true);
+      expect((await createAppointment(f, { acceptBookings: 'false', start: '2027-03-03T10:00', end: '2027-03-03T11:00' })).acceptBookings).toBe(false);
+      const bad = await f.api.post(`${f.base}/appointments`, { reference: `a-${unique()}@test`, start: '2027-03-04T10:00', end: '2027-03-04T11:00', resourceReference: f.resourceRef, productReference: f.productRef, acceptBookings: 'yes' });
+      expect(bad.status).toBe(400);
+      expect(bad.body.errors[0].message).toContain('acceptBookings');
+      const timeslot = await f.api.post(`${f.base}/timeslots`, {
+        timeslots: [{ resourceReference: f.resourceRef, start: '2027-04-01T09:00', end: '2027-04-01T10:00', raster: 30, defaultCapacity: 1, defaultAcceptBookings: 'TRUE', state: 'BOOKABLE' }],
+      });
+      expect(timeslot.status).toBe(201);
+      expect(timeslot.body.timeslots[0].defaultAcceptBookings).toBe(true);
+    });
+
+    it('query booleans take TRUE/True/FALSE', async () => {
+      const f = await setupScheduling(app);
+      await createAppointment(f);
+      for (const value of ['TRUE', 'True', 'FALSE', 'False']) {
+        expect((await f.api.get(`${f.base}/appointments?includeArchived=${value}`)).status, value).toBe(200);
+      }
     });
   });
 });
