@@ -13,6 +13,7 @@ import { Resource } from '../resources/resource.entity.js';
 import { Appointment, CURRENCIES } from './appointment.entity.js';
 import { APPOINTMENT_VIEW_POPULATE } from './appointment.view.js';
 import { announceNewAppointments } from './capacity-events.js';
+import { addEmbeddedParticipations, EMBEDDED_PARTICIPATIONS_MAX, embeddedParticipationInput } from './embedded-participations.js';
 import { expandSeries, SERIES_MAX_APPOINTMENTS, spansSeveralDays } from './series.js';
 
 const price = z.object({ value: z.number().finite().min(0), currency: z.enum(CURRENCIES) }).nullish();
@@ -33,7 +34,14 @@ const common = {
   notes: optionalText(10_000),
 };
 
-const singleInput = z.object({ ...common, reference: requiredText(), start: z.string(), end: z.string() });
+const singleInput = z.object({
+  ...common,
+  reference: requiredText(),
+  start: z.string(),
+  end: z.string(),
+  archived: z.boolean().nullish(),
+  participations: z.array(embeddedParticipationInput).max(EMBEDDED_PARTICIPATIONS_MAX).nullish(),
+});
 
 const seriesInput = z.object({
   ...common,
@@ -51,7 +59,9 @@ export type CreateAppointmentsResult = { kind: 'single'; appointment: Appointmen
 
 /**
  * Creates one appointment, or a series when the body has `series_data`.
- * Date-times without offset are wall-clock times of the provider's zone.
+ * Date-times without offset are wall-clock times of the provider's zone. A
+ * single appointment's `participations` are created with it, by the rules of
+ * `POST …/participations`; a refused one leaves nothing created.
  */
 export async function createAppointments(ctx: Context, providerReference: string, raw: unknown): Promise<CreateAppointmentsResult> {
   const isSeries = typeof raw === 'object' && raw !== null && 'series_data' in raw && (raw as Record<string, unknown>).series_data != null;
@@ -66,10 +76,11 @@ export async function createAppointments(ctx: Context, providerReference: string
       throw new DomainError('CONFLICT', `Appointment reference ${input.reference} already exists`);
     }
     const fields = await commonFields(tx, provider, input);
-    const appointment = tx.em.create(Appointment, { ...fields, reference: input.reference, start, end });
+    const appointment = tx.em.create(Appointment, { ...fields, reference: input.reference, start, end, archived: input.archived ?? false });
     await tx.em.flush();
     await announceNewAppointments(tx, [appointment]);
-    await tx.em.populate(appointment, APPOINTMENT_VIEW_POPULATE);
+    if (input.participations?.length) await addEmbeddedParticipations(tx, provider, appointment, input.participations);
+    await tx.em.populate(appointment, APPOINTMENT_VIEW_POPULATE, { refresh: true });
     return { kind: 'single' as const, appointment };
   });
 }

@@ -41,7 +41,8 @@ const resourceFields = {
   address: postalAddressInput('countryCode', false).nullish(),
 };
 
-const resourceInput = z.object({ reference: requiredText(), ...resourceFields });
+// `archived` is a field of the spec's Resource: honoured on create (and on create-or-update of a known reference).
+const resourceInput = z.object({ reference: requiredText(), ...resourceFields, archived: z.boolean().nullish() });
 const resourceUpdateInput = z.object({
   reference: requiredText().optional(),
   ...resourceFields,
@@ -84,7 +85,12 @@ export async function saveResource(
         createdAt: new Date(),
       });
     await applyChanges(tx, provider, resource, input);
+    const archived = input.archived ?? undefined;
+    const archiving = existing !== null && archived !== undefined && archived !== resource.archived;
+    if (archived !== undefined) resource.archived = archived;
     await tx.em.flush();
+    // Archiving a known resource closes (un-archiving reopens) its slots for live calendars; a new one has none yet.
+    if (archiving) await announceResourceTimeslots(tx, resource);
     return { resource, created: !existing };
   });
 }

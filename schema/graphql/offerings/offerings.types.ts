@@ -64,6 +64,7 @@ export class ResourceInput {
   @Field(() => String, { nullable: true, description: 'http(s) URL' }) imageUrl?: string | null;
   @Field(() => String, { nullable: true }) messageHelpText?: string | null;
   @Field(() => AddressInput, { nullable: true, description: 'countryCode defaults to DE' }) address?: AddressInput | null;
+  @Field(() => Boolean, { nullable: true, description: 'archived resources cannot be booked by consumers' }) archived?: boolean;
 }
 
 @InputType('ResourceUpdateInput', { description: 'Only the fields given change (null clears an optional one).' })

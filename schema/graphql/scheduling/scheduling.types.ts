@@ -108,6 +108,16 @@ export class TimeslotUpdateInput {
   @Field(() => String, { nullable: true }) state?: string;
 }
 
+@InputType('AppointmentParticipationInput', { description: 'A participant of a new single appointment.' })
+export class AppointmentParticipationInput {
+  @Field(() => String) reference!: string;
+  @Field(() => String, { description: 'participant name (the new customer’s userName)' }) name!: string;
+  @Field(() => String, { description: 'finds the provider’s customer, or creates one' }) email!: string;
+  @Field(() => String, { nullable: true }) mobile?: string | null;
+  @Field(() => String, { nullable: true }) note?: string | null;
+  @Field(() => String, { description: 'RESERVED, REQUESTED, BOOKED, CANCELED or DELETED' }) state!: string;
+}
+
 @InputType('AppointmentInput', { description: 'A single appointment.' })
 export class AppointmentInput {
   @Field(() => String) reference!: string;
@@ -125,6 +135,12 @@ export class AppointmentInput {
   @Field(() => PriceInput, { nullable: true }) price?: PriceInput | null;
   @Field(() => String, { nullable: true }) description?: string | null;
   @Field(() => String, { nullable: true }) notes?: string | null;
+  @Field(() => Boolean, { nullable: true, description: 'default false' }) archived?: boolean | null;
+  @Field(() => [AppointmentParticipationInput], {
+    nullable: true,
+    description: 'created with the appointment by the rules of createParticipation; the customer is found or created by e-mail',
+  })
+  participations?: AppointmentParticipationInput[] | null;
 }
 
 @InputType('SeriesDataInput')
