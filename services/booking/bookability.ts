@@ -7,10 +7,15 @@
  *
  * Rules:
  * - A slot of a BOOKABLE timeslot with no appointment yet (kind Bookable)
- *   can take product P when P is offered on the channel, P's minimum and
- *   maximum duration admit the slot's length, and the slot widened by P's
- *   lead time before and follow-up time after lies inside the timeslot and
- *   overlaps no busy period of the resource.
+ *   can take product P when P is offered on the channel, P is a duration
+ *   candidate of the slot (below), and the slot widened by P's lead time
+ *   before and follow-up time after lies inside the timeslot and overlaps no
+ *   busy period of the resource.
+ * - Duration candidates: a product's minimum and maximum duration decide
+ *   only when the consumer chose that product (prdRef of the listing, the
+ *   product of a reserve or booking). Otherwise a slot offers the products
+ *   whose durations admit its length, or, when none does, every offered
+ *   product: durations never hide a slot from a consumer who named none.
  * - A busy period is the blocked period of an active appointment of the
  *   resource: its slot widened by its own product's lead and follow-up time
  *   (stored on the appointment as blocked_from/blocked_to). PostgreSQL
@@ -93,15 +98,33 @@ export function blockedPeriod(slot: Period, product: Pick<SlotProduct, 'leadTime
   };
 }
 
-/** Whether the product can be booked on a Bookable slot of the timeslot, given the resource's busy periods. */
+/**
+ * The products a slot of `minutes` may offer before lead time and busy
+ * periods are checked: with a chosen product (`productChosen`) those whose
+ * minimum and maximum duration admit the slot; without one the same, or all
+ * offered products when none admits it.
+ */
+export function durationCandidates<P extends Pick<SlotProduct, 'minDuration' | 'maxDuration'>>(
+  offered: readonly P[],
+  minutes: number,
+  productChosen: boolean,
+): P[] {
+  const sized = offered.filter((product) => fitsDuration(product, minutes));
+  return sized.length || productChosen ? sized : [...offered];
+}
+
+/**
+ * Whether a duration candidate (durationCandidates) can be booked on a
+ * Bookable slot of the timeslot: its blocked period lies inside the timeslot
+ * and clear of the resource's busy periods.
+ */
 export function productFitsSlot(product: SlotProduct, slot: Period, timeslot: Period, busy: BusyIndex): boolean {
-  if (!fitsDuration(product, (slot.endMs - slot.startMs) / MINUTE_MS)) return false;
   const blocked = blockedPeriod(slot, product);
   if (blocked.startMs < timeslot.startMs || blocked.endMs > timeslot.endMs) return false;
   return !busy.overlaps(blocked.startMs, blocked.endMs);
 }
 
-/** The products (of those offered on the channel) that can be booked on a Bookable slot, in the given order. */
+/** The products (of the slot's duration candidates) that can be booked on a Bookable slot, in the given order. */
 export function productsForSlot<P extends SlotProduct>(offered: readonly P[], slot: Period, timeslot: Period, busy: BusyIndex): P[] {
   return offered.filter((product) => productFitsSlot(product, slot, timeslot, busy));
 }

@@ -5,7 +5,7 @@ import { formatWithOffset, parseDateTimeInput } from '../kernel/wall-clock.js';
 import { Product } from '../products/product.entity.js';
 import { channelOffersProduct, effectiveChannel, parseChannelKey } from '../resources/booking-channel.service.js';
 import type { Resource } from '../resources/resource.entity.js';
-import { BusyIndex, fitsDuration, lotPlacesLeft, productsForSlot } from './bookability.js';
+import { BusyIndex, durationCandidates, fitsDuration, lotPlacesLeft, productsForSlot } from './bookability.js';
 import { type CachedListing, ListingCache, type RenderedAnswer, servable, weakEtag } from './bookables-cache.js';
 import {
   type AppointmentRow,
@@ -318,7 +318,7 @@ function cutBookables(
   for (const timeslot of timeslots) {
     if (count >= BOOKABLES_MAX && timeslot.start_ms > latestStart) break;
     const step = timeslot.raster * MINUTE_MS;
-    const sized = offered.filter((p) => fitsDuration(p, timeslot.raster));
+    const sized = durationCandidates(offered, timeslot.raster, product !== null);
     if (!sized.length || (product && !sized.some((p) => p.id === product.id))) continue;
     const period = { startMs: timeslot.start_ms, endMs: timeslot.end_ms };
     const own = ownStarts.get(timeslot.id);

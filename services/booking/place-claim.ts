@@ -8,7 +8,7 @@ import type { Resource } from '../resources/resource.entity.js';
 import { slotAt } from '../timeslots/slot-grid.js';
 import { announceAppointmentChange } from '../live/appointment-events.js';
 import { addTouchedResources, type OutboxDraft } from '../outbox/outbox.service.js';
-import { BusyIndex, fitsDuration, type LotState, lotListed, productsForSlot } from './bookability.js';
+import { BusyIndex, durationCandidates, type LotState, lotListed, productsForSlot } from './bookability.js';
 import type { BookingScope, ScopeProduct } from './booking-request.js';
 
 export const SLOT_TAKEN_MESSAGE = 'Das überlappt mit einem anderen Termin.';
@@ -216,7 +216,8 @@ async function claimSlot(ctx: Context, request: ClaimRequest, timeslot: Timeslot
   if (!slot) throw validationError('from and to must be one slot of the timeslot grid');
   if (slot.start <= ctx.clock.now()) throw validationError('from lies in the past');
   const resource = request.scope.resources.find((r) => r.id === timeslot.resource_id)!;
-  const sized = request.scope.offeredOf(resource).filter((p) => fitsDuration(p, timeslot.raster));
+  // A reserve names its product, so its durations apply; a booking without product_uuid gets the listing's rule.
+  const sized = durationCandidates(request.scope.offeredOf(resource), timeslot.raster, request.product !== null);
   if (request.product && !sized.some((p) => p.id === request.product!.id)) {
     throw validationError('product_uuid: this product is not offered for this slot on this channel');
   }

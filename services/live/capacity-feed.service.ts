@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { BusyIndex, fitsDuration, type Period, productFitsSlot, type SlotProduct } from '../booking/bookability.js';
+import { BusyIndex, durationCandidates, type Period, productFitsSlot, type SlotProduct } from '../booking/bookability.js';
 import { productsOf } from '../booking/bookables.service.js';
 import { resolvePublicResources, scopedTo } from '../booking/public-resource.js';
 import type { Context } from '../kernel/context.js';
@@ -152,7 +152,7 @@ function viewsOf(watched: Map<string, WatchedResource>, payload: unknown, window
 /**
  * The view of a slot on the subscriber's channel, by upcoming_bookables'
  * rules (bookability.ts): a LotAppointment whose product the channel does
- * not offer, and a Bookable no offered product fits by duration, are never
+ * not offer, and a Bookable of a channel that offers no product, are never
  * listed (null). A Bookable is listed only while some such product also fits
  * with its lead and follow-up time (inside the timeslot, clear of the busy
  * periods); otherwise it shows 0 places.
@@ -164,7 +164,7 @@ function toView(target: WatchedResource, slot: SlotState): CapacityChangeView | 
     if (productId && !channelOffersProduct(target.rows, target.channel, productId)) return null;
   } else {
     const period = { startMs: Date.parse(slot.start), endMs: Date.parse(slot.end) };
-    const sized = target.offered.filter((p) => fitsDuration(p, (period.endMs - period.startMs) / 60_000));
+    const sized = durationCandidates(target.offered, (period.endMs - period.startMs) / 60_000, false);
     if (!sized.length) return null;
     const room = slot.room && roomOf(slot.room);
     const fitting = room ? sized.filter((p) => productFitsSlot(p, period, room.timeslot, room.busy)) : sized;

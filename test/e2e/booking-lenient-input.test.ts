@@ -1,6 +1,6 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { setupBookable } from '../support/booking-fixtures.js';
-import { addResource, addTimeslot, book, bookablesOf, reserve, slotOf, sql, upcoming } from '../support/booking-flow.js';
+import { addProduct, addResource, addTimeslot, book, bookablesOf, reserve, slotOf, sql, upcoming } from '../support/booking-flow.js';
 import { enc } from '../support/offerings-fixtures.js';
 import { startTestApp, type TestApp } from '../support/harness.js';
 import { createAppointment, setupScheduling } from '../support/scheduling-fixtures.js';
@@ -241,6 +241,49 @@ describe('booking flow: inputs as people and CRMs write them', () => {
       for (const value of ['TRUE', 'True', 'FALSE', 'False']) {
         expect((await f.api.get(`${f.base}/appointments?includeArchived=${value}`)).status, value).toBe(200);
       }
+    });
+  });
+
+  describe('product durations filter only a chosen product', () => {
+    const UPCOMING_PRODUCTS = `query ($ref: String!, $prdRef: String) {
+      upcomingBookables(ref: $ref, prdRef: $prdRef) { groups { bookables { start productUuid products { uuid } } } }
+    }`;
+
+    it('without prdRef a slot no product fits by duration is listed with every product; with prdRef, reserve or product_uuid the durations apply (REST)', async () => {
+      const f = await setupBookable(app, { slots: 2, product: { minDuration: 60 } });
+      const listed = bookablesOf((await upcoming(pub, f.resourceUuid)).body);
+      expect(listed.map((b) => [new Date(b.start).toISOString(), b.product_uuid, b.products])).toEqual([
+        [slotOf(f, 0).from, f.productUuid, [{ uuid: f.productUuid, name: 'Viewing' }]],
+        [slotOf(f, 1).from, f.productUuid, [{ uuid: f.productUuid, name: 'Viewing' }]],
+      ]);
+      expect(bookablesOf((await upcoming(pub, f.resourceUuid, `prdRef=${f.productUuid}`)).body ?? {})).toEqual([]);
+      const reserved = await reserve(pub, f);
+      expect(reserved.status).toBe(400);
+      expect(reserved.body.errors[0].message).toContain('product_uuid');
+      expect((await book(pub, f, { product_uuid: f.productUuid })).status).toBe(400);
+      // A booking that names no product takes the slot as listed, with its only product.
+      const booked = await book(pub, f, { product_uuid: undefined });
+      expect(booked.status).toBe(201);
+      expect(booked.body.createdAppointment.product_uuid).toBe(f.productUuid);
+    });
+
+    it('lists a slot with only the products that fit by duration when some do', async () => {
+      const f = await setupBookable(app, { slots: 1, product: { maxDuration: 20 } });
+      const short = await addProduct(f, { name: 'Short', maxDuration: 30 });
+      await f.api.post(`/crms/${f.crmId}/provider/${enc(f.providerRef)}/resources/${enc(f.resourceRef)}`, { products: [f.productRef, short.ref] });
+      const [slot] = bookablesOf((await upcoming(pub, f.resourceUuid)).body);
+      expect(slot.products).toEqual([{ uuid: short.uuid, name: 'Short' }]);
+    });
+
+    it('upcomingBookables lists the slot without prdRef and hides it with prdRef (GraphQL)', async () => {
+      const f = await setupBookable(app, { slots: 1, product: { minDuration: 60 } });
+      const all = await pub.graphql(UPCOMING_PRODUCTS, { ref: f.resourceUuid });
+      expect(all.body.errors).toBeUndefined();
+      expect(all.body.data.upcomingBookables.groups.flatMap((g: { bookables: unknown[] }) => g.bookables)).toEqual([
+        { start: expect.any(String), productUuid: f.productUuid, products: [{ uuid: f.productUuid }] },
+      ]);
+      const chosen = await pub.graphql(UPCOMING_PRODUCTS, { ref: f.resourceUuid, prdRef: f.productUuid });
+      expect(chosen.body.data.upcomingBookables.groups).toEqual([]);
     });
   });
 });
