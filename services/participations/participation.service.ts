@@ -99,7 +99,10 @@ export async function createParticipation(
   });
 }
 
-/** Moves a participation to another state by the spec's transition table; e-mails only where the table says so. */
+/**
+ * Moves a participation to another state by the spec's transition table, judged on the state read under the
+ * appointment's lock (see participation-state.ts); e-mails only where the table says so.
+ */
 export async function updateParticipationState(
   ctx: Context,
   providerReference: string,
@@ -126,7 +129,9 @@ async function changeState(
   message: string | null,
   options: { sendMails: boolean; ignoreCapacity: boolean },
 ): Promise<void> {
-  await changeParticipationState(ctx, participation.id, { to, message, sendMails: options.sendMails, ignoreCapacity: options.ignoreCapacity, refused: 'throw' });
+  const changed = await changeParticipationState(ctx, participation.id, { to, message, sendMails: options.sendMails, ignoreCapacity: options.ignoreCapacity, refused: 'throw' });
+  // Removed while this request waited for the lock (an expired hold, an appointment deleted without notification).
+  if (!changed) throw notFound('Participation', participation.reference ?? participation.id);
 }
 
 export interface ParticipationView {
