@@ -1,8 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { setupBookable } from '../support/booking-fixtures.js';
-import { addProduct, book, bookablesOf, participationsOf, providerPath, reserve, setChannel, upcoming, updateResource } from '../support/booking-flow.js';
+import { addProduct, addResource, book, bookablesOf, participationsOf, providerPath, reserve, setChannel, upcoming, updateResource } from '../support/booking-flow.js';
 import { startTestApp, type TestApp } from '../support/harness.js';
 import type { ApiClient } from '../support/http.js';
+import { CAPACITY_SUBSCRIPTION, type LiveSubscription, subscribe, untilLive } from '../support/live.js';
 import { enc } from '../support/offerings-fixtures.js';
 
 const UPCOMING = `query ($ref: String!, $channelKey: String) {
@@ -101,5 +102,41 @@ describe('booking channels: inheritance from RESOURCE_PUBLIC', () => {
     const held = await pub.graphql(RESERVE, { ref: f.resourceUuid, input, channelKey: 'CALENDAR_PUBLIC' });
     expect(held.body.errors).toBeUndefined();
     expect(held.body.data.reserveAppointment.participation.state).toBe('RESERVED');
+  });
+});
+
+describe('booking channels: the live feed applies the same inheritance', () => {
+  let app: TestApp;
+  const subs: LiveSubscription[] = [];
+  const open = (...args: Parameters<typeof subscribe>) => {
+    const sub = subscribe(...args);
+    subs.push(sub);
+    return sub;
+  };
+
+  beforeAll(async () => {
+    app = await startTestApp({ worker: true });
+  });
+  afterAll(async () => {
+    await Promise.all(subs.map((sub) => sub.close()));
+    await app?.close();
+  });
+
+  it('capacityChanged on a channel without settings hears nothing of a resource whose RESOURCE_PUBLIC is hidden', async () => {
+    const f = await setupBookable(app, { capacity: 2 });
+    const second = await addResource(f);
+    await setChannel(f, 'RESOURCE_PUBLIC', { visible: false });
+    await setChannel(f, 'RESOURCE_EXCLUSIVE', { visible: true });
+    // The second resource keeps RESOURCE_PUBLIC visible, so CALENDAR_PUBLIC is open there: its probes show when the subscription is live.
+    const inherited = open(app.baseUrl, CAPACITY_SUBSCRIPTION, { refs: [f.resourceUuid, second.uuid], channelKey: 'CALENDAR_PUBLIC' }, { field: 'capacityChanged' });
+    const configured = open(app.baseUrl, CAPACITY_SUBSCRIPTION, { refs: [f.resourceUuid], channelKey: 'RESOURCE_EXCLUSIVE' }, { field: 'capacityChanged' });
+    await untilLive(inherited, app.redis, second.uuid);
+    await untilLive(configured, app.redis, f.resourceUuid);
+    const after = { inherited: inherited.received.length, configured: configured.received.length };
+    expect((await reserve(app.anonymous, f, {}, 'channelKey=RESOURCE_EXCLUSIVE')).status).toBe(200);
+    await configured.waitFor((item) => item.capacity_left === 1, { after: after.configured });
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    expect(inherited.received.slice(after.inherited)).toEqual([]);
+    expect(inherited.errors).toEqual([]);
   });
 });
