@@ -58,15 +58,36 @@ const options = (overrides: Partial<CoalesceOptions> = {}): CoalesceOptions => (
 const tick = (ms = 0) => new Promise((resolve) => setTimeout(resolve, ms));
 
 describe('coalesce', () => {
-  it('delivers the last value of a key within the window, once', async () => {
+  it('delivers a change at once, then the last of the changes that follow within the window, once', async () => {
     const src = source();
-    const live = coalesce(src.repeater, asItems, options());
-    const first = live.next();
+    let clock = 1_000;
+    const live = coalesce(src.repeater, asItems, options({ windowMs: 30, now: () => clock }));
     await tick();
-    for (let i = 1; i <= 50; i++) src.push({ key: 'slot', version: i, value: i });
-    const started = Date.now();
-    expect((await first).value).toEqual([{ key: 'slot', version: 50, value: 50 }]);
-    expect(Date.now() - started).toBeGreaterThanOrEqual(20);
+    src.push({ key: 'slot', version: 1, value: 1 });
+    // The clock has not moved: the first change of a slot does not wait for a window.
+    expect((await live.next()).value).toEqual([{ key: 'slot', version: 1, value: 1 }]);
+    for (let i = 2; i <= 50; i++) src.push({ key: 'slot', version: i, value: i });
+    const second = live.next();
+    await tick(60);
+    // Real time passed, the coalescing clock did not: the window since the delivery is still open.
+    expect(await Promise.race([second.then(() => 'delivered'), tick().then(() => 'waiting')])).toBe('waiting');
+    clock += 30;
+    expect((await second).value).toEqual([{ key: 'slot', version: 50, value: 50 }]);
+    await live.return();
+  });
+
+  it('lets another slot through at once while one waits for its window', async () => {
+    const src = source();
+    let clock = 1_000;
+    const live = coalesce(src.repeater, asItems, options({ windowMs: 30, now: () => clock }));
+    await tick();
+    src.push({ key: 'a', version: 1, value: 1 });
+    expect((await live.next()).value!.map((c: Change) => c.value)).toEqual([1]);
+    src.push({ key: 'a', version: 2, value: 2 });
+    src.push({ key: 'b', version: 1, value: 3 });
+    expect((await live.next()).value!.map((c: Change) => [c.key, c.value])).toEqual([['b', 3]]);
+    clock += 30;
+    expect((await live.next()).value!.map((c: Change) => [c.key, c.value])).toEqual([['a', 2]]);
     await live.return();
   });
 

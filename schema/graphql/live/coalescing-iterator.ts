@@ -1,7 +1,13 @@
 import type { LiveItem } from '../../../services/live/capacity-feed.service.js';
 
 export interface CoalesceOptions {
-  /** How long the first value of a key waits for later ones; the last value within the window wins. 0 delivers at once. */
+  /**
+   * The least time between two deliveries of one key. A key not delivered
+   * within the window goes out at once; later values of it wait until the
+   * window since its last delivery has passed, and the last of them wins. So
+   * a burst on one slot reaches the consumer as at most two messages per
+   * window, and a single change is never delayed. 0 delivers everything at once.
+   */
   windowMs: number;
   /** Keys that may wait for a consumer at once; one more fails the iterator with `overflowError()`. */
   maxPending: number;
@@ -30,7 +36,7 @@ interface Pending<T> {
  * Reads `source` eagerly (so nothing piles up upstream, e.g. in a pub/sub
  * repeater), turns each value into keyed items and keeps only the latest
  * item per key until it is delivered. Delivery is in batches: every item
- * whose window has passed, oldest first. Memory is bounded by
+ * that is due (see `windowMs`), oldest first. Memory is bounded by
  * `maxPending` keys whatever the consumer's speed: a slow consumer sees
  * fewer, newer values, and one so far behind that more keys wait than
  * allowed gets an error (it should resubscribe and refetch) instead of
@@ -43,6 +49,8 @@ export function coalesce<S, T>(source: AsyncIterable<S>, expand: (value: S) => L
 class Coalescer<S, T> implements CoalescedIterator<T> {
   private readonly pending = new Map<string, Pending<T>>();
   private readonly delivered = new Map<string, number>();
+  /** When each key was last delivered, oldest first; only the last `windowMs` matter. */
+  private readonly deliveredAt = new Map<string, number>();
   private readonly iterator: AsyncIterator<S>;
   private readonly now: () => number;
   private failure: Error | undefined;
@@ -78,9 +86,10 @@ class Coalescer<S, T> implements CoalescedIterator<T> {
         throw failure;
       }
       if (this.closed) return { done: true, value: undefined };
-      const first = this.pending.values().next();
-      if (!first.done) {
-        const wait = first.value.dueAt - this.now();
+      if (this.pending.size) {
+        let due = Infinity;
+        for (const entry of this.pending.values()) due = Math.min(due, entry.dueAt);
+        const wait = due - this.now();
         if (wait <= 0) return { done: false, value: this.takeDue() };
         await this.sleep(wait);
         continue;
@@ -139,18 +148,32 @@ class Coalescer<S, T> implements CoalescedIterator<T> {
       this.signal();
       return;
     }
-    this.pending.set(item.key, { value: item.value, version: item.version, dueAt: this.now() + this.options.windowMs });
-    if (this.pending.size === 1) this.signal();
+    const now = this.now();
+    const lastAt = this.deliveredAt.get(item.key);
+    const dueAt = lastAt === undefined ? now : Math.max(now, lastAt + this.options.windowMs);
+    this.pending.set(item.key, { value: item.value, version: item.version, dueAt });
+    // Wake the consumer for a value due now (or the first one waiting) so its sleep is recomputed.
+    if (dueAt <= now || this.pending.size === 1) this.signal();
   }
 
   private takeDue(): T[] {
     const now = this.now();
     const batch: T[] = [];
     const remember = this.options.rememberDelivered ?? 0;
+    // Keys delivered longer than a window ago no longer hold anything back.
+    for (const [key, at] of this.deliveredAt) {
+      if (at + this.options.windowMs > now) break;
+      this.deliveredAt.delete(key);
+    }
     for (const [key, entry] of this.pending) {
-      if (entry.dueAt > now || batch.length >= this.options.maxBatch) break;
+      if (batch.length >= this.options.maxBatch) break;
+      if (entry.dueAt > now) continue;
       this.pending.delete(key);
       batch.push(entry.value);
+      if (this.options.windowMs > 0) {
+        this.deliveredAt.delete(key);
+        this.deliveredAt.set(key, now);
+      }
       if (remember > 0) {
         this.delivered.delete(key);
         this.delivered.set(key, entry.version);
