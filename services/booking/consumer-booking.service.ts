@@ -156,12 +156,8 @@ function bookingOutbox(
     participation.state === 'BOOKED'
       ? (['booking-confirmation', 'provider-booking-notification'] as const)
       : (['booking-request-received', 'provider-booking-request'] as const);
+  // Events first: the relay hands rows on in id order, and live calendars should not wait for mails being queued.
   return [
-    ...[consumerMail, providerMail].map((template) => ({
-      kind: 'mail' as const,
-      topic: QUEUES.mail,
-      payload: { template, params: { participationId: participation.id, appointmentId: lot.id }, message },
-    })),
     claimedSlotEvent(slotOf(lot)),
     appointmentChangeDraft(
       ctx,
@@ -170,6 +166,11 @@ function bookingOutbox(
       { id: participation.id, reference: participation.id, state: participation.state },
       fromHold ? 'RESERVED' : null,
     ),
+    ...[consumerMail, providerMail].map((template) => ({
+      kind: 'mail' as const,
+      topic: QUEUES.mail,
+      payload: { template, params: { participationId: participation.id, appointmentId: lot.id }, message },
+    })),
   ];
 }
 

@@ -70,10 +70,11 @@ export async function reserveAppointment(
       { ...participation, customerId: null, expiresAt, channelKey: scope.channelKey, locale: null },
       {
         created: claim.created,
+        // Events first: the relay hands rows on in id order.
         outbox: [
-          { kind: 'job', topic: QUEUES.holdExpiry, payload: { participationId: participation.id }, runAt: expiresAt },
           claimedSlotEvent(slotOf(lot)),
           appointmentChangeDraft(tx, 'PARTICIPATION_ADDED', appointmentOf(lot), { ...participation, reference: participation.id }),
+          { kind: 'job', topic: QUEUES.holdExpiry, payload: { participationId: participation.id }, runAt: expiresAt },
         ],
       },
     );
