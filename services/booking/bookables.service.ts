@@ -5,7 +5,7 @@ import { formatWithOffset, parseDateTimeInput } from '../kernel/wall-clock.js';
 import { Product } from '../products/product.entity.js';
 import { channelOffersProduct, effectiveChannel, parseChannelKey } from '../resources/booking-channel.service.js';
 import type { Resource } from '../resources/resource.entity.js';
-import { BusyIndex, durationCandidates, fitsDuration, lotPlacesLeft, productsForSlot } from './bookability.js';
+import { BusyIndex, durationCandidates, lotPlacesLeft, productsForSlot } from './bookability.js';
 import { type CachedListing, ListingCache, type RenderedAnswer, servable, weakEtag } from './bookables-cache.js';
 import {
   type AppointmentRow,
@@ -399,9 +399,6 @@ function groupBy<T>(items: T[], keyOf: (item: T) => string): Map<string, T[]> {
   }
   return groups;
 }
-
-/** Whether a slot of `minutes` suits the product's minimum and maximum duration (bookability.ts fitsDuration). */
-export const fitsRaster = (product: Pick<Product, 'minDuration' | 'maxDuration'>, minutes: number): boolean => fitsDuration(product, minutes);
 
 /** Products a resource offers: those listed on it, or every product of its provider when none is listed. */
 export async function productsOf(ctx: Context, resource: Resource): Promise<Product[]> {

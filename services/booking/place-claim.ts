@@ -1,5 +1,3 @@
-import { type FilterQuery, LockMode } from '@mikro-orm/core';
-import { Appointment } from '../appointments/appointment.entity.js';
 import type { Location } from '../kernel/address.js';
 import type { Context } from '../kernel/context.js';
 import { DomainError, validationError } from '../kernel/errors.js';
@@ -429,14 +427,4 @@ export async function completeHold(
   const given = (count?.given ?? 0) > 0;
   if (given) addTouchedResources(ctx.em, [lot.resource_id]);
   return { given, taken: count?.taken ?? lot.capacity, capacity: count?.capacity ?? lot.capacity, version: Number(count?.version ?? 0) };
-}
-
-/**
- * Locks one appointment row FOR UPDATE and then loads its relations. The
- * lock query must not join: FOR UPDATE would also lock the joined resource
- * row, which concurrent bookings hold FOR SHARE, and deadlock with them.
- */
-export async function lockAppointment(ctx: Context, where: FilterQuery<Appointment>): Promise<Appointment | null> {
-  const appointment = await ctx.em.findOne(Appointment, where, { lockMode: LockMode.PESSIMISTIC_WRITE, refresh: true });
-  return appointment && ctx.em.populate(appointment, ['resource', 'product', 'timeslot', 'provider']);
 }

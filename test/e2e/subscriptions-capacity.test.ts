@@ -116,6 +116,8 @@ describe('live capacity across processes: subscribe on gateway A, book on gatewa
     const ctx = app.context();
     const appointment = await ctx.em.findOneOrFail(Appointment, { timeslot: f.timeslotUuid, start: new Date(f.slot.from) });
     const isSlot = (item: any) => item.appointment_uuid === appointment.id;
+    // A repeat of the previous test's last change may still be on its way (coalesced, it follows one window later).
+    await new Promise((resolve) => setTimeout(resolve, app.config.liveCoalesceMs + 200));
     let after = sub.received.length;
     await expect(
       inTransaction(ctx, async (tx) => {

@@ -3,7 +3,6 @@ import { DomainError } from '../../services/kernel/errors.js';
 import { formatWithOffset, parseDateTimeInput } from '../../services/kernel/wall-clock.js';
 import {
   cutSlots,
-  keepsLeadAndFollowUp,
   slotAt,
   slotStartsOnGrid,
   type GridTimeslot,
@@ -253,80 +252,5 @@ describe('slotStartsOnGrid and slotAt', () => {
     // 02:30+01:00 is 03:30+02:00, which is off the hourly grid that starts at 00:00+01:00.
     expect(slotStartsOnGrid(spring, parseDateTimeInput('2026-03-29T02:30+01:00', BERLIN))).toBe(false);
     expect(slotStartsOnGrid(spring, parseDateTimeInput('2026-03-29T03:00+02:00', BERLIN))).toBe(true);
-  });
-});
-
-describe('keepsLeadAndFollowUp', () => {
-  const ts = interval('2026-05-04T08:00', '2026-05-04T18:00');
-  const slot = interval('2026-05-04T10:00', '2026-05-04T10:30');
-
-  it('without lead, follow-up or busy time every slot of the timeslot qualifies', () => {
-    expect(keepsLeadAndFollowUp(slot, 0, 0, [], ts)).toBe(true);
-    expect(keepsLeadAndFollowUp(slot, null, undefined, [], ts)).toBe(true);
-    expect(keepsLeadAndFollowUp(interval('2026-05-04T08:00', '2026-05-04T08:30'), null, null, [], ts)).toBe(true);
-    expect(keepsLeadAndFollowUp(interval('2026-05-04T17:30', '2026-05-04T18:00'), null, null, [], ts)).toBe(true);
-  });
-
-  it('the lead time must fit into the timeslot before the slot', () => {
-    expect(keepsLeadAndFollowUp(interval('2026-05-04T08:00', '2026-05-04T08:30'), 15, 0, [], ts)).toBe(false);
-    expect(keepsLeadAndFollowUp(interval('2026-05-04T08:30', '2026-05-04T09:00'), 30, 0, [], ts)).toBe(true);
-    expect(keepsLeadAndFollowUp(interval('2026-05-04T08:30', '2026-05-04T09:00'), 31, 0, [], ts)).toBe(false);
-  });
-
-  it('the follow-up time must fit into the timeslot after the slot', () => {
-    expect(keepsLeadAndFollowUp(interval('2026-05-04T17:30', '2026-05-04T18:00'), 0, 1, [], ts)).toBe(false);
-    expect(keepsLeadAndFollowUp(interval('2026-05-04T17:00', '2026-05-04T17:30'), 0, 30, [], ts)).toBe(true);
-    expect(keepsLeadAndFollowUp(interval('2026-05-04T17:00', '2026-05-04T17:30'), 0, 31, [], ts)).toBe(false);
-  });
-
-  it('a busy interval overlapping the slot itself blocks it', () => {
-    expect(keepsLeadAndFollowUp(slot, 0, 0, [interval('2026-05-04T10:15', '2026-05-04T10:20')], ts)).toBe(false);
-    expect(keepsLeadAndFollowUp(slot, 0, 0, [interval('2026-05-04T09:00', '2026-05-04T12:00')], ts)).toBe(false);
-  });
-
-  it('a busy interval overlapping the lead or follow-up time blocks the slot', () => {
-    const before = interval('2026-05-04T09:00', '2026-05-04T09:45');
-    const after = interval('2026-05-04T10:40', '2026-05-04T11:00');
-    expect(keepsLeadAndFollowUp(slot, 15, 0, [before], ts)).toBe(true);
-    expect(keepsLeadAndFollowUp(slot, 16, 0, [before], ts)).toBe(false);
-    expect(keepsLeadAndFollowUp(slot, 0, 10, [after], ts)).toBe(true);
-    expect(keepsLeadAndFollowUp(slot, 0, 11, [after], ts)).toBe(false);
-  });
-
-  it('intervals are half-open: touching is not overlapping', () => {
-    expect(keepsLeadAndFollowUp(slot, 30, 30, [interval('2026-05-04T08:00', '2026-05-04T09:30')], ts)).toBe(true);
-    expect(keepsLeadAndFollowUp(slot, 30, 30, [interval('2026-05-04T11:00', '2026-05-04T12:00')], ts)).toBe(true);
-    expect(keepsLeadAndFollowUp(slot, 0, 0, [interval('2026-05-04T09:30', '2026-05-04T10:00')], ts)).toBe(true);
-  });
-
-  it('busy intervals elsewhere do not matter; any one overlapping does', () => {
-    const busy = [interval('2026-05-04T08:00', '2026-05-04T09:00'), interval('2026-05-04T13:00', '2026-05-04T14:00')];
-    expect(keepsLeadAndFollowUp(slot, 60, 60, busy, ts)).toBe(true);
-    expect(keepsLeadAndFollowUp(slot, 61, 60, busy, ts)).toBe(false);
-    expect(keepsLeadAndFollowUp(slot, 60, 151, busy, ts)).toBe(false);
-  });
-
-  it('filters a grid as the upcoming-bookables listing does', () => {
-    const grid = timeslot('2026-05-04T08:00', '2026-05-04T12:00', 30);
-    const busy = [interval('2026-05-04T10:00', '2026-05-04T10:30')];
-    const kept = cutSlots(grid)
-      .filter((candidate) => keepsLeadAndFollowUp(candidate, 15, 15, busy, grid))
-      .map((candidate) => local(candidate.start).slice(11, 16));
-    // 08:00: lead leaves the timeslot; 09:30, 10:00, 10:30 overlap the busy half hour with slot or lead/follow-up; 11:30: follow-up leaves it.
-    expect(kept).toEqual(['08:30', '09:00', '11:00']);
-  });
-
-  it('counts real minutes across the autumn change', () => {
-    const night = interval('2026-10-25T00:00', '2026-10-25T06:00');
-    // The first 02:00 (+02:00) slot with 60 minutes lead starts its lead at 01:00+02:00.
-    const first = { start: parseDateTimeInput('2026-10-25T02:00+02:00', BERLIN), end: parseDateTimeInput('2026-10-25T02:30+02:00', BERLIN) };
-    const busy = [{ start: parseDateTimeInput('2026-10-25T00:30+02:00', BERLIN), end: parseDateTimeInput('2026-10-25T01:00+02:00', BERLIN) }];
-    expect(keepsLeadAndFollowUp(first, 60, 0, busy, night)).toBe(true);
-    expect(keepsLeadAndFollowUp(first, 61, 0, busy, night)).toBe(false);
-  });
-
-  it.each([[-1], [Number.NaN], [Number.POSITIVE_INFINITY]])('refuses a lead or follow-up time of %s with a 400', (minutes) => {
-    expect(() => keepsLeadAndFollowUp(slot, minutes, 0, [], ts)).toThrow('leadTimeMinutes must be a number of minutes of at least 0');
-    expect(() => keepsLeadAndFollowUp(slot, 0, minutes, [], ts)).toThrow('followUpTimeMinutes must be a number of minutes of at least 0');
   });
 });
