@@ -74,9 +74,7 @@ export async function createAppointmentWithConsumer(
   const formatTime = compilePattern(query.timeFormat ?? DEFAULT_TIME_FORMAT, scope.main.provider.timeZone, input.locale, 'timeFormat');
   const requested = scope.productByUuid(input.product_uuid);
   const oneProvider = scope.resources.every((r) => r.provider.id === scope.main.provider.id);
-  return inTransaction(scope.scoped, async (tx) => {
-    return bookInTransaction(tx);
-  }).catch((error: unknown) => {
+  return inTransaction(scope.scoped, bookInTransaction).catch((error: unknown) => {
     // The database refused a second place of the same customer in the appointment.
     if ((error as { constraint?: string } | null)?.constraint === 'participation_customer_once_unique') throw alreadyParticipating();
     throw error;
