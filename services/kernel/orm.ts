@@ -59,8 +59,10 @@ export async function ensureDatabase(databaseUrl: string): Promise<void> {
       try {
         await client.query(`create database "${name.replace(/"/g, '""')}"`);
       } catch (error) {
-        // Another process created it between our check and our create.
-        if ((error as { code?: string }).code !== '42P04') throw error;
+        // Another process created it between our check and our create: 42P04 when
+        // it had committed already, 23505 (pg_database_datname_index) when both ran at once.
+        const code = (error as { code?: string }).code;
+        if (code !== '42P04' && code !== '23505') throw error;
       }
     }
   } finally {

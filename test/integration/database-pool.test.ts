@@ -68,6 +68,21 @@ describe('database pool settings (DATABASE_POOL_MAX, DATABASE_*_TIMEOUT_MS)', ()
     }
   });
 
+  it('several processes starting at once on a database that does not exist yet all come up', async () => {
+    // Concurrent CREATE DATABASE fails with 23505 (pg_database_datname_index) in all but one session.
+    const database = await isolatedDatabase('create_race');
+    try {
+      const orms = await Promise.all(Array.from({ length: 4 }, () => initOrm(database.url, {}, { max: 1, statementTimeoutMs: 0, idleInTransactionTimeoutMs: 0 })));
+      try {
+        for (const each of orms) expect(await each.getMigrator().getPendingMigrations()).toEqual([]);
+      } finally {
+        await Promise.all(orms.map((each) => each.close()));
+      }
+    } finally {
+      await database.drop();
+    }
+  });
+
   it('0 turns a timeout off', async () => {
     const off = await initOrm(TEST_DATABASE_URL, {}, { max: 1, statementTimeoutMs: 0, idleInTransactionTimeoutMs: 0 });
     try {
