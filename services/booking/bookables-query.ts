@@ -99,7 +99,7 @@ export interface ListingWindow {
 const uuidArray = (ids: readonly string[]): string => `{${ids.join(',')}}`;
 const ms = (column: string) => `floor(extract(epoch from ${column}) * 1000)::float8`;
 
-interface ResolvedRow {
+export interface ResolvedRow {
   id: string;
   crm_id: string;
   provider_id: string;
@@ -116,6 +116,17 @@ interface ResolvedRow {
  * repeated ones kept once.
  */
 export async function resolveListingResources(ctx: Context, ref: string, extraRefs: readonly string[]): Promise<NamedResource[]> {
+  const rows = await resolveResourceRows<ResolvedRow>(ctx, ref, extraRefs);
+  return rows.map((row) => ({ id: row.id, crmId: row.crm_id, providerId: row.provider_id, timeZone: row.time_zone }));
+}
+
+/**
+ * The rows of the resources the refs name (see resolveListingResources),
+ * path resource first, from `resource r join provider p join
+ * crm_integration c` with `columns` (e.g. `, r.public_name`) besides the
+ * ones every caller needs.
+ */
+export async function resolveResourceRows<Row extends ResolvedRow>(ctx: Context, ref: string, extraRefs: readonly string[], columns = ''): Promise<Row[]> {
   const values = [ref, ...extraRefs].map((value) => (typeof value === 'string' ? value.trim() : ''));
   const ids = new Set<string>();
   const references = new Set<string>();
@@ -129,28 +140,27 @@ export async function resolveListingResources(ctx: Context, ref: string, extraRe
     if (parts.length === 3 && isUuid(parts[1]!)) full.push([`${parts[0]}@${parts[2]}`, parts[1]!.toLowerCase()]);
   }
   const rows = references.size
-    ? await ctx.em.execute<ResolvedRow[]>(
-        `select r.id, r.crm_id, r.provider_id, r.reference, p.time_zone
-           from resource r join provider p on p.id = r.provider_id
+    ? await ctx.em.execute<Row[]>(
+        `select r.id, r.crm_id, r.provider_id, r.reference, p.time_zone${columns}
+           from resource r join provider p on p.id = r.provider_id join crm_integration c on c.id = r.crm_id
           where r.deleted_at is null
             and (r.id = any(?::uuid[]) or r.reference = any(?::text[])
                  ${full.map(() => 'or (r.reference = ? and r.provider_id = ?)').join(' ')})`,
         [uuidArray([...ids]), textArray([...references]), ...full.flat()],
       )
     : [];
-  const resolved: NamedResource[] = [];
+  const resolved: Row[] = [];
   values.forEach((value, index) => {
     // Only the path resource must exist: an embedded calendar keeps working when one of its extra resources is deleted.
     const row = index === 0 ? pick(rows, value, ref) : pickExtra(rows, value, extraRefs[index - 1]!);
     if (!row) return;
-    const resource = { id: row.id, crmId: row.crm_id, providerId: row.provider_id, timeZone: row.time_zone };
-    if (index === 0 || (resource.crmId === resolved[0]!.crmId && !resolved.some((r) => r.id === resource.id))) resolved.push(resource);
+    if (index === 0 || (row.crm_id === resolved[0]!.crm_id && !resolved.some((r) => r.id === row.id))) resolved.push(row);
   });
   return resolved;
 }
 
 /** An extra `ref` as `pick` finds it, or null when it names no resource (unknown, deleted or ambiguous). */
-function pickExtra(rows: ResolvedRow[], value: string, raw: string): ResolvedRow | null {
+function pickExtra<Row extends ResolvedRow>(rows: Row[], value: string, raw: string): Row | null {
   try {
     return pick(rows, value, raw);
   } catch (error) {
@@ -159,7 +169,7 @@ function pickExtra(rows: ResolvedRow[], value: string, raw: string): ResolvedRow
   }
 }
 
-function pick(rows: ResolvedRow[], value: string, raw: string): ResolvedRow {
+function pick<Row extends ResolvedRow>(rows: Row[], value: string, raw: string): Row {
   if (!value || value.length > 600) throw notFound('Resource', raw);
   if (isUuid(value)) {
     const byId = rows.find((row) => row.id === value.toLowerCase());

@@ -6,8 +6,8 @@ import { parseDateTimeInput } from '../kernel/wall-clock.js';
 import type { SlotProduct } from './bookability.js';
 import type { BookingChannelSetting, BookingProcess, ChannelKey } from '../resources/booking-channel-setting.entity.js';
 import { channelOffersProduct, type EffectiveChannel, effectiveChannel, parseChannelKey } from '../resources/booking-channel.service.js';
-import type { Resource } from '../resources/resource.entity.js';
-import { resolvePublicResources, scopedTo } from './public-resource.js';
+import type { Location } from '../kernel/address.js';
+import { type ResolvedRow, resolveResourceRows } from './bookables-query.js';
 
 export const uuidField = (name: string) => z.string().trim().refine(isUuid, `must be a UUID (${name})`);
 
@@ -17,37 +17,70 @@ export interface ScopeProduct extends SlotProduct {
   providerId: string;
 }
 
+/** A resource as the booking flow reads it: plain facts, no entity (one query resolves the refs). */
+export interface ScopeResource {
+  id: string;
+  publicName: string;
+  archived: boolean;
+  address: Location | null;
+  crm: { id: string; language: string };
+  provider: { id: string; timeZone: string };
+  contact: { id: string } | null;
+  contactProfile: { id: string } | null;
+}
+
+interface ScopeResourceRow extends ResolvedRow {
+  public_name: string;
+  archived: boolean;
+  address: Location | null;
+  contact_id: string | null;
+  contact_profile_id: string | null;
+  crm_language: string;
+}
+
+const SCOPE_RESOURCE_COLUMNS = ', r.public_name, r.archived, r.address, r.contact_id, r.contact_profile_id, c.language as crm_language';
+
+const scopeResource = (row: ScopeResourceRow): ScopeResource => ({
+  id: row.id,
+  publicName: row.public_name,
+  archived: row.archived,
+  address: row.address,
+  crm: { id: row.crm_id, language: row.crm_language },
+  provider: { id: row.provider_id, timeZone: row.time_zone },
+  contact: row.contact_id ? { id: row.contact_id } : null,
+  contactProfile: row.contact_profile_id ? { id: row.contact_profile_id } : null,
+});
+
 export interface BookingScope {
-  main: Resource;
-  scoped: Context;
+  main: ScopeResource;
   channelKey: ReturnType<typeof parseChannelKey>;
   /** The resources the request may book: open, and visible on the channel. */
-  resources: Resource[];
-  channelOf(resource: Resource): { channel: EffectiveChannel; rows: BookingChannelSetting[] };
+  resources: ScopeResource[];
+  channelOf(resource: ScopeResource): { channel: EffectiveChannel; rows: BookingChannelSetting[] };
   /** Products the resource offers on the channel (duration not yet checked), by name. */
-  offeredOf(resource: Resource): ScopeProduct[];
+  offeredOf(resource: ScopeResource): ScopeProduct[];
   /** A product of the main resource's provider by UUID; unknown is a 400. */
   productByUuid(uuid: string | null | undefined): ScopeProduct | null;
   /** Any product of the resources' providers by id (e.g. an appointment's). */
   productById(id: string | null): ScopeProduct | null;
   /** Whether some product of the resource (on any channel) has lead or follow-up time, so one booking can close other slots. */
-  hasBlockedTime(resource: Resource): boolean;
+  hasBlockedTime(resource: ScopeResource): boolean;
 }
 
 /**
  * What every booking-flow write needs, read before its transaction: the
  * resources the request may book, the channel and its settings, the products
- * each resource offers on it, the CRM-scoped context. Refuses archived
- * resources and channels that are not visible. Two round trips: the
- * resources, then their channel settings and products in one query.
+ * each resource offers on it. Refuses archived resources and channels that
+ * are not visible. Two round trips of plain rows: the resources (by the
+ * listing's rules, see resolveResourceRows), then their channel settings
+ * and products in one query.
  */
 export async function bookingScope(ctx: Context, ref: string, extraRefs: string[], channelKeyRaw: string | null | undefined): Promise<BookingScope> {
-  const resources = await resolvePublicResources(ctx, ref, extraRefs);
-  const main = resources[0];
-  const scoped = scopedTo(ctx, main);
+  const resources = (await resolveResourceRows<ScopeResourceRow>(ctx, ref, extraRefs, SCOPE_RESOURCE_COLUMNS)).map(scopeResource);
+  const main = resources[0]!;
   const channelKey = parseChannelKey(channelKeyRaw);
-  const catalogue = await scopeCatalogue(scoped, resources);
-  const channelOf = (resource: Resource) => {
+  const catalogue = await scopeCatalogue(ctx, resources);
+  const channelOf = (resource: ScopeResource) => {
     const rows = catalogue.settings.get(resource.id) ?? [];
     return { channel: effectiveChannel(rows, channelKey), rows };
   };
@@ -55,7 +88,6 @@ export async function bookingScope(ctx: Context, ref: string, extraRefs: string[
   if (!bookable.length) throw validationError('this resource cannot be booked on this channel');
   return {
     main,
-    scoped,
     channelKey,
     resources: bookable,
     channelOf,
@@ -85,7 +117,7 @@ interface CatalogueRow {
  * and which of them each resource lists, as plain rows in one query: a
  * resource that lists none offers every product of its provider.
  */
-async function scopeCatalogue(ctx: Context, resources: Resource[]) {
+async function scopeCatalogue(ctx: Context, resources: ScopeResource[]) {
   const ids = `{${resources.map((r) => r.id).join(',')}}`;
   const providers = `{${[...new Set(resources.map((r) => r.provider.id))].join(',')}}`;
   const [row] = await ctx.em.execute<CatalogueRow[]>(
@@ -118,7 +150,7 @@ async function scopeCatalogue(ctx: Context, resources: Resource[]) {
   return {
     settings,
     byId,
-    productsOf(resource: Resource): ScopeProduct[] {
+    productsOf(resource: ScopeResource): ScopeProduct[] {
       const own = new Set(row!.listed.filter((l) => l.resource_id === resource.id).map((l) => l.product_id));
       return products.filter((p) => (own.size ? own.has(p.id) : p.providerId === resource.provider.id));
     },
@@ -126,7 +158,7 @@ async function scopeCatalogue(ctx: Context, resources: Resource[]) {
 }
 
 /** Booking-flow instants: with offset or Z as given, without offset in the provider's zone. */
-export const instantOf = (value: string, resource: Resource, field: string): Date => parseDateTimeInput(value, resource.provider.timeZone, field);
+export const instantOf = (value: string, resource: ScopeResource, field: string): Date => parseDateTimeInput(value, resource.provider.timeZone, field);
 
 /** reserve_appointment `from`/`to`: the spec gives them in UTC, so text without offset is UTC; an offset or Z is taken as given. */
 export const utcInstantOf = (value: string, field: string): Date => parseDateTimeInput(value, 'UTC', field);

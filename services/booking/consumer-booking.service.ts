@@ -10,9 +10,8 @@ import { normalisePhoneNumber, phoneCountryOfZone, phoneNumberText } from '../ke
 import { emailAddress, parseInput, requiredText } from '../kernel/validation.js';
 import type { OutboxDraft } from '../outbox/outbox.service.js';
 import type { EffectiveChannel } from '../resources/booking-channel.service.js';
-import type { Resource } from '../resources/resource.entity.js';
 import { type ConsumerCustomer, findOrCreateConsumer } from './consumer.js';
-import { bookingScope, instantOf, uuidField } from './booking-request.js';
+import { bookingScope, instantOf, type ScopeResource, uuidField } from './booking-request.js';
 import { compilePattern, DEFAULT_TIME_FORMAT } from './date-pattern.js';
 import { claimPlace, completeHold, findHeldLot, givePlace, type LotRow, slotTaken } from './place-claim.js';
 import { appointmentOf, type HeldPlace, slotOf } from './reserve.service.js';
@@ -74,7 +73,7 @@ export async function createAppointmentWithConsumer(
   const formatTime = compilePattern(query.timeFormat ?? DEFAULT_TIME_FORMAT, scope.main.provider.timeZone, input.locale, 'timeFormat');
   const requested = scope.productByUuid(input.product_uuid);
   const oneProvider = scope.resources.every((r) => r.provider.id === scope.main.provider.id);
-  return inTransaction(scope.scoped, bookInTransaction).catch((error: unknown) => {
+  return inTransaction(ctx, bookInTransaction).catch((error: unknown) => {
     // The database refused a second place of the same customer in the appointment.
     if ((error as { constraint?: string } | null)?.constraint === 'participation_customer_once_unique') throw alreadyParticipating();
     throw error;
@@ -173,7 +172,7 @@ function bookingOutbox(
 }
 
 /** The consumer's user and customer of the resource's provider (see consumer.ts). */
-const consumerFor = (ctx: Context, resource: Resource, input: BookingInput): Promise<ConsumerCustomer> =>
+const consumerFor = (ctx: Context, resource: ScopeResource, input: BookingInput): Promise<ConsumerCustomer> =>
   findOrCreateConsumer(
     ctx,
     { crmId: resource.crm.id, providerId: resource.provider.id, crmLanguage: resource.crm.language },

@@ -2,12 +2,11 @@ import type { Location } from '../kernel/address.js';
 import type { Context } from '../kernel/context.js';
 import { DomainError, validationError } from '../kernel/errors.js';
 import { newId } from '../kernel/ids.js';
-import type { Resource } from '../resources/resource.entity.js';
 import { slotAt } from '../timeslots/slot-grid.js';
 import { announceAppointmentChange } from '../live/appointment-events.js';
 import { addTouchedResources, type OutboxDraft } from '../outbox/outbox.service.js';
 import { BusyIndex, durationCandidates, type LotState, lotListed, productsForSlot } from './bookability.js';
-import type { BookingScope, ScopeProduct } from './booking-request.js';
+import type { BookingScope, ScopeProduct, ScopeResource } from './booking-request.js';
 
 export const SLOT_TAKEN_MESSAGE = 'Das überlappt mit einem anderen Termin.';
 /** The documented refusal when the place is gone: 412 with errorCode 201. */
@@ -76,7 +75,7 @@ export interface Claim {
   lot: LotRow;
   /** The appointment was made by this claim (the first booking of its slot). */
   created: boolean;
-  resource: Resource;
+  resource: ScopeResource;
 }
 
 /**

@@ -7,8 +7,7 @@ import { QUEUES } from '../kernel/jobs.js';
 import { appointmentChangeDraft } from '../live/appointment-events.js';
 import { parseInput } from '../kernel/validation.js';
 import type { ParticipationState } from '../participations/participation.entity.js';
-import type { Resource } from '../resources/resource.entity.js';
-import { bookingScope, type ScopeProduct, utcInstantOf, uuidField } from './booking-request.js';
+import { bookingScope, type ScopeProduct, type ScopeResource, utcInstantOf, uuidField } from './booking-request.js';
 import { claimPlace, givePlace, type LotRow, slotTaken } from './place-claim.js';
 
 const reserveInput = z
@@ -25,7 +24,7 @@ const reserveInput = z
 export interface HeldPlace {
   participation: { id: string; placeholderId: string; state: ParticipationState; messages: string[] | null };
   lot: LotRow;
-  resource: Resource;
+  resource: ScopeResource;
   product: ScopeProduct | null;
   capacityLeft: number;
 }
@@ -51,7 +50,7 @@ export async function reserveAppointment(
   const to = utcInstantOf(input.to, 'to');
   if (to <= from) throw validationError('to must be after from');
   const requested = scope.productByUuid(input.product_uuid);
-  return inTransaction(scope.scoped, async (tx) => {
+  return inTransaction(ctx, async (tx) => {
     const claim = await claimPlace(tx, {
       scope,
       uuid: (input.appointment_uuid ?? input.timeslot_uuid)!,
