@@ -1,6 +1,5 @@
 import type { Context } from '../kernel/context.js';
 import type { MailJob } from '../kernel/jobs.js';
-import { MailDelivery } from './mail-delivery.entity.js';
 import { recordDelivery, revertSent } from './mail-delivery.service.js';
 import { isPermanentMailError, type MailTransport } from './mail-transport.js';
 import { renderMail, UnknownTemplateError } from './templates/render.js';
@@ -34,7 +33,7 @@ export async function deliverMail(ctx: Context, transport: MailTransport, outbox
   const base = { id: outboxId, template: job.template, participationId: job.params.participationId ?? null };
   const scrub = (text: string) => (job.personal && job.recipient?.email ? text.split(job.recipient.email).join(ERASED) : text);
 
-  const known = await ctx.em.findOne(MailDelivery, { id: outboxId }, { fields: ['status'] });
+  const [known] = await ctx.em.execute<{ status: string }[]>('select status from mail_delivery where id = ?', [outboxId]);
   if (known?.status === 'SENT' || known?.status === 'SKIPPED') return 'skipped';
 
   let rendered;

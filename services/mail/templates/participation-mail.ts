@@ -1,11 +1,8 @@
-import type { Appointment } from '../../appointments/appointment.entity.js';
 import { cancelLinkFor, formatAddress } from '../../booking/booking.view.js';
 import { formatPattern } from '../../booking/date-pattern.js';
 import type { Context } from '../../kernel/context.js';
 import type { MailJob } from '../../kernel/jobs.js';
-import { Participation } from '../../participations/participation.entity.js';
-import type { Provider } from '../../providers/provider.entity.js';
-import type { Resource } from '../../resources/resource.entity.js';
+import type { Location } from '../../kernel/address.js';
 import { calendarInvite, type InviteMethod } from '../calendar-invite.js';
 import { composeMail, type MailLanguage, mailLanguage, type RenderedMail } from './layout.js';
 
@@ -15,12 +12,28 @@ export interface MailPerson {
   language: MailLanguage;
 }
 
-/** Everything a mail about one participation shows, loaded once. */
+/** The appointment facts a participation mail shows. */
+export interface MailAppointment {
+  start: Date;
+  end: Date;
+  address: Location | null;
+  description: string | null;
+  /** The appointment's own product name, else its product's (see appointmentTitle). */
+  productName: string | null;
+  product: { name: string } | null;
+}
+
+/** Everything a mail about one participation shows, loaded once as plain facts. */
 export interface ParticipationMail {
-  participation: Participation;
-  appointment: Appointment;
-  provider: Provider;
-  resource: Resource;
+  participation: {
+    id: string;
+    channelKey: string | null;
+    /** The customer as provider mails name it; null when there is none. */
+    customer: { userName: string; email: string | null; mobile: string | null } | null;
+  };
+  appointment: MailAppointment;
+  provider: { name: string; timeZone: string };
+  resource: { publicName: string; address: Location | null };
   /** The customer; null when there is no address to write to (none given, or erased). */
   consumer: MailPerson | null;
   /** The provider's e-mail, else its owner's. */
@@ -29,36 +42,78 @@ export interface ParticipationMail {
   message: string | null;
 }
 
+interface ParticipationMailRow {
+  id: string;
+  channel_key: string | null;
+  locale: string | null;
+  customer_name: string | null;
+  customer_email: string | null;
+  customer_mobile: string | null;
+  customer_language: string | null;
+  customer_erased: boolean | null;
+  start: string | Date;
+  end: string | Date;
+  address: Location | null;
+  description: string | null;
+  product_name: string | null;
+  product: string | null;
+  provider_name: string;
+  time_zone: string;
+  provider_language: string;
+  provider_email: string | null;
+  owner_email: string | null;
+  resource_name: string;
+  resource_address: Location | null;
+}
+
 /**
  * Loads the participation a mail job names with its appointment, provider,
- * resource and customer; null when the participation no longer exists
- * (e.g. its appointment was deleted without notification meanwhile).
+ * resource and customer in one query of plain rows; null when the
+ * participation no longer exists (e.g. its appointment was deleted without
+ * notification meanwhile).
  */
 export async function loadParticipationMail(ctx: Context, job: MailJob): Promise<ParticipationMail | null> {
   const id = job.params.participationId;
   if (!id) throw new Error(`mail ${job.template} needs params.participationId`);
-  const participation = await ctx.em.findOne(
-    Participation,
-    { id },
-    { populate: ['customer', 'appointment.provider.owner', 'appointment.resource', 'appointment.product'] },
+  const [row] = await ctx.em.execute<ParticipationMailRow[]>(
+    `select p.id, p.channel_key, p.locale,
+            c.user_name as customer_name, c.email as customer_email, c.mobile as customer_mobile, c.language as customer_language,
+            c.erased_at is not null as customer_erased,
+            a.start, a."end", a.address, a.description, a.product_name, pr.name as product,
+            v.name as provider_name, v.time_zone, v.language as provider_language, v.email as provider_email, o.email as owner_email,
+            r.public_name as resource_name, r.address as resource_address
+       from participation p
+       join appointment a on a.id = p.appointment_id
+       join provider v on v.id = a.provider_id
+       join app_user o on o.id = v.owner_id
+       join resource r on r.id = a.resource_id
+       left join product pr on pr.id = a.product_id
+       left join customer c on c.id = p.customer_id
+      where p.id = ?`,
+    [id],
   );
-  if (!participation) return null;
-  const appointment = participation.appointment;
-  const provider = appointment.provider;
-  const customer = participation.customer;
+  if (!row) return null;
+  const customer = row.customer_name === null ? null : { userName: row.customer_name, email: row.customer_email, mobile: row.customer_mobile };
   // A farewell mail to a customer erased in the same transaction carries its own recipient (see MailJob.recipient).
   const consumer: MailPerson | null = job.recipient
-    ? { email: job.recipient.email, name: job.recipient.name, language: mailLanguage(job.recipient.language, participation.locale, provider.language) }
-    : customer?.email && !customer.erasedAt
-      ? { email: customer.email, name: customer.userName, language: mailLanguage(customer.language, participation.locale, provider.language) }
+    ? { email: job.recipient.email, name: job.recipient.name, language: mailLanguage(job.recipient.language, row.locale, row.provider_language) }
+    : customer?.email && !row.customer_erased
+      ? { email: customer.email, name: customer.userName, language: mailLanguage(row.customer_language, row.locale, row.provider_language) }
       : null;
   return {
-    participation,
-    appointment,
-    provider,
-    resource: appointment.resource,
+    participation: { id: row.id, channelKey: row.channel_key, customer },
+    appointment: {
+      start: new Date(row.start),
+      end: new Date(row.end),
+      address: row.address,
+      description: row.description,
+      productName: row.product_name,
+      product: row.product === null ? null : { name: row.product },
+    },
+    provider: { name: row.provider_name, timeZone: row.time_zone },
+    resource: { publicName: row.resource_name, address: row.resource_address },
     consumer,
-    providerContact: { email: provider.email ?? provider.owner.email, name: provider.name, language: mailLanguage(provider.language) },
+    providerContact: { email: row.provider_email ?? row.owner_email!, name: row.provider_name, language: mailLanguage(row.provider_language) },
     message: job.message?.trim() ? job.message.trim() : null,
   };
 }
@@ -103,7 +158,7 @@ const WORDS = {
 export const words = (language: MailLanguage) => WORDS[language];
 
 /** Start and end in the provider's zone, e.g. "Montag, 1. März 2027, 10:00 – 11:00 Uhr (Europe/Berlin)". */
-export function formatWhen(appointment: Appointment, timeZone: string, language: MailLanguage): string {
+export function formatWhen(appointment: Pick<MailAppointment, 'start' | 'end'>, timeZone: string, language: MailLanguage): string {
   const w = WORDS[language];
   const day = (date: Date) => formatPattern(date, 'yyyy-MM-dd', timeZone);
   const endPattern = day(appointment.start) === day(appointment.end) ? w.timePattern : w.dayAndTimePattern;
@@ -111,7 +166,7 @@ export function formatWhen(appointment: Appointment, timeZone: string, language:
 }
 
 /** The appointment's name: its own product name, else the product's; null when it has neither. */
-export const appointmentTitle = (appointment: Appointment): string | null => appointment.productName ?? appointment.product?.name ?? null;
+export const appointmentTitle = (appointment: Pick<MailAppointment, 'productName' | 'product'>): string | null => appointment.productName ?? appointment.product?.name ?? null;
 
 /** Short description used in subjects: "Agent, 01.03.2027 10:00". */
 export function subjectFacts(data: ParticipationMail, language: MailLanguage): string {
