@@ -31,26 +31,16 @@ export type DeliveryRecordOutcome = 'recorded' | 'taken-over' | 'unchanged';
  * cannot undo or repeat it; 'unchanged' tells the caller to send nothing.
  */
 export async function recordDelivery(ctx: Context, update: DeliveryUpdate): Promise<DeliveryRecordOutcome> {
-  return ctx.em.transactional(async (em) => {
-    // Erasing a customer locks its row (FOR UPDATE) before it scrubs mail_delivery; sharing that lock here means
-    // either the erasure sees this row, or this write sees the erasure: an address never outlives its customer.
-    if (update.participationId && update.recipient) {
-      const [customer] = await em.execute<{ erased_at: Date | null }[]>(
-        'select c.erased_at from participation p join customer c on c.id = p.customer_id where p.id = ? for share of c',
-        [update.participationId],
-      );
-      if (customer?.erased_at) update = { ...update, recipient: 'erased' };
-    }
-    return writeDelivery(em, update);
-  });
-}
-
-async function writeDelivery(em: Context['em'], update: DeliveryUpdate): Promise<DeliveryRecordOutcome> {
   const startsAttempt = update.startsAttempt ?? false;
-  const rows = await em.execute<{ previous: string | null }[]>(
-    `with previous as (select status from mail_delivery where id = ?)
+  // Erasing a customer locks its row (FOR UPDATE) before it scrubs mail_delivery; sharing that lock in this
+  // statement means either the erasure sees this row, or this write sees the erasure (FOR SHARE waits for it
+  // and reads the erased row): an address never outlives its customer.
+  const rows = await ctx.em.execute<{ previous: string | null }[]>(
+    `with customer as (
+       select c.erased_at from participation p join customer c on c.id = p.customer_id where p.id = ? and ?::boolean for share of c
+     ), previous as (select status from mail_delivery where id = ?)
      insert into mail_delivery as d (id, template, recipient, participation_id, status, attempts, last_error, message_id, updated_at)
-     values (?, ?, ?, ?, ?, ?, ?, ?, now())
+     values (?, ?, case when exists (select 1 from customer where erased_at is not null) then 'erased' else ? end, ?, ?, ?, ?, ?, now())
      on conflict (id) do update set
        template = excluded.template,
        recipient = case when ? then excluded.recipient else d.recipient end,
@@ -63,6 +53,8 @@ async function writeDelivery(em: Context['em'], update: DeliveryUpdate): Promise
      where d.status not in ('SENT', 'SKIPPED')
      returning (select status from previous) as previous`,
     [
+      update.participationId,
+      Boolean(update.participationId && update.recipient),
       update.id,
       update.id,
       update.template,
