@@ -33,6 +33,11 @@ export type HoldExpiryOutcome = 'removed' | 'gone' | 'completed' | { notDueForMs
  * lock and does nothing to a hold that was completed.
  */
 export async function expireHold(ctx: Context, participationId: string): Promise<HoldExpiryOutcome> {
+  // Most holds are completed (or gone) before their job fires: one plain read settles those without a transaction.
+  // A hold that still looks due is decided under the lock below, which reads it again.
+  const [seen] = await ctx.em.execute<{ state: string }[]>('select state from participation where id = ?', [participationId]);
+  if (!seen) return 'gone';
+  if (seen.state !== 'RESERVED') return 'completed';
   return inTransaction(ctx, async (tx) => {
     // The one lock-and-re-read of participation writers (appointment first, as in every capacity-changing write).
     const locked = await lockParticipation(tx, participationId);
