@@ -29,6 +29,7 @@ export interface ScopeResource {
   contactProfile: { id: string } | null;
 }
 
+/** A resource row with its channel settings, the products it lists and its provider's products (see scopeCatalogue). */
 interface ScopeResourceRow extends ResolvedRow {
   public_name: string;
   archived: boolean;
@@ -36,9 +37,17 @@ interface ScopeResourceRow extends ResolvedRow {
   contact_id: string | null;
   contact_profile_id: string | null;
   crm_language: string;
+  settings: { channel_key: ChannelKey; visible: boolean; booking_process: BookingProcess; product_ids: string[] | null; exclusive_product_ids: string[]; accepted_customer_ids: string[] }[];
+  listed: string[];
+  products: { id: string; provider_id: string; name: string; min: number | null; max: number | null; lead: number | null; follow: number | null }[];
 }
 
-const SCOPE_RESOURCE_COLUMNS = ', r.public_name, r.archived, r.address, r.contact_id, r.contact_profile_id, c.language as crm_language';
+const SCOPE_RESOURCE_COLUMNS = `, r.public_name, r.archived, r.address, r.contact_id, r.contact_profile_id, c.language as crm_language,
+  (select coalesce(json_agg(s), '[]') from (select channel_key, visible, booking_process, product_ids, exclusive_product_ids, accepted_customer_ids
+     from booking_channel_setting where resource_id = r.id) s) as settings,
+  (select coalesce(json_agg(l.product_id), '[]') from resource_product l where l.resource_id = r.id) as listed,
+  (select coalesce(json_agg(p), '[]') from (select id, provider_id, name, min_duration as min, max_duration as max,
+     lead_time_minutes as lead, follow_up_time_minutes as follow from product where provider_id = r.provider_id) p) as products`;
 
 const scopeResource = (row: ScopeResourceRow): ScopeResource => ({
   id: row.id,
@@ -71,15 +80,16 @@ export interface BookingScope {
  * What every booking-flow write needs, read before its transaction: the
  * resources the request may book, the channel and its settings, the products
  * each resource offers on it. Refuses archived resources and channels that
- * are not visible. Two round trips of plain rows: the resources (by the
- * listing's rules, see resolveResourceRows), then their channel settings
- * and products in one query.
+ * are not visible. One round trip of plain rows: the resources (by the
+ * listing's rules, see resolveResourceRows) with their channel settings and
+ * products.
  */
 export async function bookingScope(ctx: Context, ref: string, extraRefs: string[], channelKeyRaw: string | null | undefined): Promise<BookingScope> {
-  const resources = (await resolveResourceRows<ScopeResourceRow>(ctx, ref, extraRefs, SCOPE_RESOURCE_COLUMNS)).map(scopeResource);
+  const rows = await resolveResourceRows<ScopeResourceRow>(ctx, ref, extraRefs, SCOPE_RESOURCE_COLUMNS);
+  const resources = rows.map(scopeResource);
   const main = resources[0]!;
   const channelKey = parseChannelKey(channelKeyRaw);
-  const catalogue = await scopeCatalogue(ctx, resources);
+  const catalogue = scopeCatalogue(rows);
   const channelOf = (resource: ScopeResource) => {
     const rows = catalogue.settings.get(resource.id) ?? [];
     return { channel: effectiveChannel(rows, channelKey), rows };
@@ -106,53 +116,44 @@ export async function bookingScope(ctx: Context, ref: string, extraRefs: string[
   };
 }
 
-interface CatalogueRow {
-  settings: { resource_id: string; channel_key: ChannelKey; visible: boolean; booking_process: BookingProcess; product_ids: string[] | null; exclusive_product_ids: string[]; accepted_customer_ids: string[] }[];
-  products: { id: string; provider_id: string; name: string; min: number | null; max: number | null; lead: number | null; follow: number | null }[];
-  listed: { resource_id: string; product_id: string }[];
-}
-
 /**
  * The channel settings of the resources, the products of their providers
- * and which of them each resource lists, as plain rows in one query: a
- * resource that lists none offers every product of its provider.
+ * and which of them each resource lists: a resource that lists none offers
+ * every product of its provider.
  */
-async function scopeCatalogue(ctx: Context, resources: ScopeResource[]) {
-  const ids = `{${resources.map((r) => r.id).join(',')}}`;
-  const providers = `{${[...new Set(resources.map((r) => r.provider.id))].join(',')}}`;
-  const [row] = await ctx.em.execute<CatalogueRow[]>(
-    `select
-       (select coalesce(json_agg(s), '[]') from (select resource_id, channel_key, visible, booking_process, product_ids, exclusive_product_ids, accepted_customer_ids
-          from booking_channel_setting where resource_id = any(?::uuid[])) s) as settings,
-       (select coalesce(json_agg(p order by p.name), '[]') from (select id, provider_id, name, min_duration as min, max_duration as max,
-          lead_time_minutes as lead, follow_up_time_minutes as follow from product where provider_id = any(?::uuid[])) p) as products,
-       (select coalesce(json_agg(l), '[]') from (select resource_id, product_id from resource_product where resource_id = any(?::uuid[])) l) as listed`,
-    [ids, providers, ids],
-  );
+function scopeCatalogue(rows: ScopeResourceRow[]) {
   const settings = new Map<string, BookingChannelSetting[]>();
-  for (const s of row!.settings) {
-    const setting = {
-      resource: { id: s.resource_id },
-      channelKey: s.channel_key,
-      visible: s.visible,
-      bookingProcess: s.booking_process,
-      productIds: s.product_ids,
-      exclusiveProductIds: s.exclusive_product_ids,
-      acceptedCustomerIds: s.accepted_customer_ids,
-    } as BookingChannelSetting;
-    settings.set(s.resource_id, [...(settings.get(s.resource_id) ?? []), setting]);
+  const listed = new Map<string, Set<string>>();
+  const byId = new Map<string, ScopeProduct>();
+  for (const row of rows) {
+    settings.set(
+      row.id,
+      row.settings.map(
+        (s) =>
+          ({
+            resource: { id: row.id },
+            channelKey: s.channel_key,
+            visible: s.visible,
+            bookingProcess: s.booking_process,
+            productIds: s.product_ids,
+            exclusiveProductIds: s.exclusive_product_ids,
+            acceptedCustomerIds: s.accepted_customer_ids,
+          }) as BookingChannelSetting,
+      ),
+    );
+    listed.set(row.id, new Set(row.listed));
+    for (const p of row.products) {
+      byId.set(p.id, { id: p.id, providerId: p.provider_id, name: p.name, minDuration: p.min, maxDuration: p.max, leadTimeMinutes: p.lead, followUpTimeMinutes: p.follow });
+    }
   }
-  const products: ScopeProduct[] = row!.products
-    .map((p) => ({ id: p.id, providerId: p.provider_id, name: p.name, minDuration: p.min, maxDuration: p.max, leadTimeMinutes: p.lead, followUpTimeMinutes: p.follow }))
-    // By name as JavaScript compares (as the listing orders them), not by the database's collation.
-    .sort((a, b) => a.name.localeCompare(b.name));
-  const byId = new Map(products.map((p) => [p.id, p]));
+  // By name as JavaScript compares (as the listing orders them), not by the database's collation.
+  const products = [...byId.values()].sort((a, b) => a.name.localeCompare(b.name));
   return {
     settings,
     byId,
     productsOf(resource: ScopeResource): ScopeProduct[] {
-      const own = new Set(row!.listed.filter((l) => l.resource_id === resource.id).map((l) => l.product_id));
-      return products.filter((p) => (own.size ? own.has(p.id) : p.providerId === resource.provider.id));
+      const own = listed.get(resource.id);
+      return products.filter((p) => (own?.size ? own.has(p.id) : p.providerId === resource.provider.id));
     },
   };
 }
