@@ -1,0 +1,222 @@
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { Browser } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestApp, type TestApp } from '../support/harness.js';
+import { isolatedDatabase } from '../support/isolated-database.js';
+import { apiClient, unique } from '../support/http.js';
+import { bookingPageUrl, DE_LABELS, EN_LABELS, fillConsumerForm, openWeekOf, slotButton } from '../support/booking-page.js';
+import { DESKTOP, launchBrowser, newVisitor, PHONE, saveScreenshot, seriousAxeViolations } from '../support/browser.js';
+import { MAIL_ADDRESS, setupMailProvider } from '../support/mail-fixtures.js';
+import { type SmtpSink, startSmtpSink } from '../support/smtp-sink.js';
+
+describe('booking page /book/:ref and widget /embed.js in Chromium', () => {
+  let app: TestApp;
+  let sink: SmtpSink;
+  let browser: Browser;
+  let db: Awaited<ReturnType<typeof isolatedDatabase>>;
+  beforeAll(async () => {
+    sink = await startSmtpSink();
+    db = await isolatedDatabase('page');
+    [app, browser] = await Promise.all([startTestApp({ config: { smtpUrl: sink.url, databaseUrl: db.url }, worker: { relayPollMs: 200 } }), launchBrowser()]);
+  });
+  afterAll(async () => {
+    await browser?.close();
+    await app?.close();
+    await sink?.close();
+    await db?.drop();
+  });
+
+  it('answers a friendly 404 page for an unknown resource, a 400 page for a bad parameter, and sends the security headers', async () => {
+    const client = apiClient(app.baseUrl);
+    const unknown = await client.get('/book/nobody@nowhere', { 'Accept-Language': 'en' });
+    expect(unknown.status).toBe(404);
+    expect(unknown.headers.get('content-type')).toContain('text/html');
+    expect(unknown.text).toContain('This booking page does not exist');
+    const german = await client.get('/book/nobody@nowhere', { 'Accept-Language': 'de-DE,de;q=0.9' });
+    expect(german.text).toContain('Diese Buchungsseite gibt es nicht');
+
+    const f = await setupMailProvider(app);
+    const badLang = await client.get(`/book/${encodeURIComponent(f.resourceRef)}?lang=fr`);
+    expect(badLang.status).toBe(400);
+    expect(badLang.text).toContain('lang must be de or en');
+    const badChannel = await client.get(`/book/${encodeURIComponent(f.resourceRef)}?channelKey=NOPE&lang=en`);
+    expect(badChannel.status).toBe(400);
+    expect(badChannel.text).toContain('channelKey must be one of');
+
+    const page = await client.get(`/book/${encodeURIComponent(f.resourceRef)}`);
+    expect(page.status).toBe(200);
+    const csp = page.headers.get('content-security-policy')!;
+    expect(csp).toContain("default-src 'none'");
+    expect(csp).toContain("script-src 'self'");
+    expect(csp).toContain("connect-src 'self'");
+    expect(csp).toContain("frame-ancestors 'none'");
+    expect(page.headers.get('x-frame-options')).toBe('DENY');
+    expect(page.headers.get('x-content-type-options')).toBe('nosniff');
+    // No inline script may run: the configuration is a JSON data block.
+    expect(page.text).not.toMatch(/<script(?![^>]*(src=|type="application\/json"))/);
+
+    const framed = await client.get(`/book/${encodeURIComponent(f.resourceRef)}?embed=1`);
+    expect(framed.headers.get('content-security-policy')).toContain('frame-ancestors *');
+    expect(framed.headers.get('x-frame-options')).toBeNull();
+
+    const embed = await client.get('/embed.js', { 'Accept-Encoding': 'gzip' });
+    expect(embed.status).toBe(200);
+    expect(embed.headers.get('content-type')).toContain('text/javascript');
+    expect(embed.headers.get('x-content-type-options')).toBe('nosniff');
+    expect(embed.headers.get('cross-origin-resource-policy')).toBe('cross-origin');
+    const script = /src="(\/assets\/booking\/[^/]+\/booking\.js)"/.exec(page.text)![1]!;
+    const asset = await client.get(script);
+    expect(asset.status).toBe(200);
+    expect(asset.headers.get('cache-control')).toContain('immutable');
+    expect((await client.get('/assets/booking/x/nothing.js')).status).toBe(404);
+  });
+
+  it('books a slot end to end in English in the provider’s zone (browser elsewhere), shows the confirmation, and the e-mail arrives', async () => {
+    const zone = 'America/New_York';
+    const f = await setupMailProvider(app, { timeZone: zone, language: 'de', capacity: 3 });
+    const context = await newVisitor(browser, { ...DESKTOP, locale: 'de-DE', timezoneId: 'Asia/Tokyo' });
+    const page = await context.newPage();
+    const errors: string[] = [];
+    page.on('pageerror', (error) => errors.push(error.message));
+    page.on('response', (response) => void (response.status() >= 400 && !response.url().endsWith('/favicon.ico') && errors.push(`${response.status()} ${response.url()}`)));
+    try {
+      await openWeekOf(page, bookingPageUrl(app.baseUrl, f.resourceRef, 'lang=en'), f.day, zone, /^Next week/);
+      await expect.poll(() => page.locator('html').getAttribute('lang')).toBe('en');
+      await page.getByText(`All times in the time zone ${zone}.`).waitFor();
+      // 09:00 in New York, although the browser is in Tokyo; 3 places, as the timeslot says.
+      const slot = slotButton(page, '09:00');
+      await slot.waitFor();
+      await expect.poll(() => slot.textContent()).toContain('3 places left');
+      expect(await seriousAxeViolations(page)).toEqual([]);
+
+      await slot.click();
+      await page.getByRole('heading', { name: 'Your appointment' }).waitFor();
+      await expect.poll(() => page.locator('#hold').textContent()).toMatch(/^Reserved for you: [23]:\d\d minutes left\.$/);
+      // The page checks the form before the server does.
+      await page.getByRole('button', { name: 'Book now' }).click();
+      await page.getByText('Please enter your first name.').waitFor();
+      expect(await page.getByLabel(EN_LABELS.firstname).getAttribute('aria-invalid')).toBe('true');
+      expect(await seriousAxeViolations(page)).toEqual([]);
+
+      const email = `${unique('page')}@example.com`;
+      await fillConsumerForm(page, { firstname: 'Paula', lastname: 'Page', email, mobile: '+49 170 1234567', message: 'Ring twice, please.' }, EN_LABELS);
+      await page.getByRole('button', { name: 'Book now' }).click();
+      await page.getByRole('heading', { name: 'Your appointment is booked' }).waitFor();
+      const details = await page.locator('.details').innerText();
+      expect(details).toMatch(/09:00–09:30 \(America\/New_York\)/);
+      expect(details).toContain(f.resourceName);
+      expect(details).toContain('Wohnungsbesichtigung');
+      expect(details).toContain(`${MAIL_ADDRESS.street} ${MAIL_ADDRESS.number}, ${MAIL_ADDRESS.zip} ${MAIL_ADDRESS.city}`);
+      expect(await seriousAxeViolations(page)).toEqual([]);
+      await saveScreenshot(page, 'booking-page-desktop-confirmation');
+
+      const cancelLink = await page.getByRole('link', { name: 'Cancel appointment' }).getAttribute('href');
+      const [download] = await Promise.all([page.waitForEvent('download'), page.getByRole('link', { name: 'Add to calendar (.ics)' }).click()]);
+      const ics = await new Promise<string>((resolve, reject) => {
+        download.createReadStream().then((stream) => {
+          let text = '';
+          stream.on('data', (chunk) => (text += chunk));
+          stream.on('end', () => resolve(text));
+          stream.on('error', reject);
+        }, reject);
+      });
+      expect(ics).toContain('BEGIN:VEVENT');
+      expect(ics).toContain(`DTSTART:${f.slots[0]!.from.replace(/[-:]/g, '').replace('.000', '')}`);
+
+      const [mail] = await sink.waitForMail(email);
+      expect(mail!.template).toBe('booking-confirmation');
+      expect(mail!.subject).toContain('Booking confirmed');
+      expect(mail!.text).toContain(cancelLink!);
+      // The page's .ics has the UID of the mail's invitation, so a calendar keeps one event.
+      const uid = /UID:(\S+)/.exec(mail!.attachments.find((a) => a.filename.endsWith('.ics'))!.content.replace(/\r\n /g, ''))![1];
+      expect(ics.replace(/\r\n /g, '')).toContain(`UID:${uid}`);
+      expect(errors).toEqual([]);
+    } finally {
+      await context.close();
+    }
+  });
+
+  it('speaks German by Accept-Language, says "Anfrage gesendet" on a REQUESTED channel, and fits a 320 px phone', async () => {
+    const f = await setupMailProvider(app, { bookingProcess: 'REQUESTED', capacity: 1, language: 'en' });
+    const context = await newVisitor(browser, { ...PHONE, locale: 'de-DE', timezoneId: 'UTC' });
+    const page = await context.newPage();
+    try {
+      await openWeekOf(page, bookingPageUrl(app.baseUrl, f.resourceRef), f.day, 'Europe/Berlin', /^Nächste Woche/);
+      await expect.poll(() => page.locator('html').getAttribute('lang')).toBe('de');
+      const slot = slotButton(page, '09:30');
+      await slot.waitFor();
+      // A single place: no "places left" noise.
+      expect(await slot.textContent()).not.toContain('Platz');
+      // Nothing is wider than the phone.
+      expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(320);
+      await saveScreenshot(page, 'booking-page-phone-list');
+      expect(await seriousAxeViolations(page)).toEqual([]);
+
+      await slot.click();
+      await page.getByRole('heading', { name: 'Ihr Termin' }).waitFor();
+      const email = `${unique('anfrage')}@example.com`;
+      await fillConsumerForm(page, { firstname: 'Petra', lastname: 'Probe', email }, DE_LABELS);
+      expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(320);
+      await saveScreenshot(page, 'booking-page-phone-form');
+      // Keyboard only: the submit button is reachable and works with Enter.
+      await page.getByRole('button', { name: 'Anfrage senden' }).focus();
+      await page.keyboard.press('Enter');
+      await page.getByRole('heading', { name: 'Ihre Anfrage wurde gesendet' }).waitFor();
+      expect(await page.locator('main').innerText()).not.toContain('gebucht');
+      expect(await seriousAxeViolations(page)).toEqual([]);
+      await saveScreenshot(page, 'booking-page-phone-requested');
+
+      const [mail] = await sink.waitForMail(email);
+      expect(mail!.template).toBe('booking-request-received');
+    } finally {
+      await context.close();
+    }
+  });
+
+  it('embeds with one script tag on another site: an iframe on RESOURCE_REFERENCE that grows with its content', async () => {
+    const f = await setupMailProvider(app, { capacity: 2 });
+    const provider = await serveHostPage(
+      `<!doctype html><html lang="en"><head><title>Provider site</title></head><body><h1>Our flats</h1>
+<script src="${app.baseUrl}/embed.js" data-ref="${f.resourceRef}" data-lang="en" data-title="Book a viewing" async></script>
+<p id="after">Footer</p></body></html>`,
+      `script-src ${app.baseUrl}; frame-src ${app.baseUrl}`,
+    );
+    const context = await newVisitor(browser, { ...DESKTOP, locale: 'en-GB' });
+    const page = await context.newPage();
+    try {
+      // A host page on another origin (another port of this machine), with a CSP of its own that allows the widget's origin only.
+      await page.goto(`${provider.url}/flats.html`);
+      const iframe = page.locator('iframe[title="Book a viewing"]');
+      await iframe.waitFor();
+      const src = new URL((await iframe.getAttribute('src'))!);
+      expect(src.origin).toBe(app.baseUrl);
+      expect(src.searchParams.get('channelKey')).toBe('RESOURCE_REFERENCE');
+      expect(src.searchParams.get('embed')).toBe('1');
+      const frame = page.frameLocator('iframe[title="Book a viewing"]');
+      await frame.getByText('All times in the time zone Europe/Berlin.').waitFor();
+      // The host resizes the iframe to the height the widget reports.
+      await expect
+        .poll(async () => {
+          const outer = await iframe.evaluate((element) => element.getBoundingClientRect().height);
+          const inner = await frame.locator('html').evaluate((element) => element.scrollHeight);
+          return Math.abs(outer - inner);
+        })
+        .toBeLessThanOrEqual(1);
+    } finally {
+      await context.close();
+      await provider.close();
+    }
+  });
+});
+
+/** A provider's web site: one HTML page on a port of its own, so another origin than the gateway. */
+async function serveHostPage(html: string, csp: string): Promise<{ url: string; close(): Promise<void> }> {
+  const server = createServer((_req, res) => {
+    res.writeHead(200, { 'Content-Type': 'text/html; charset=utf-8', 'Content-Security-Policy': csp });
+    res.end(html);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return { url: `http://localhost:${port}`, close: () => new Promise<void>((resolve) => server.close(() => resolve())) };
+}
