@@ -330,12 +330,24 @@ async function reserve(slot, productUuid) {
     to: new Date(slot.end).toISOString(),
   };
   try {
-    const [answer, process] = await Promise.all([reserveSlot(slot.resource_uuid, config.channelKey, body), processOf(slot.resource_uuid)]);
+    const [answer, process] = await Promise.all([reserveWithRetry(slot.resource_uuid, body), processOf(slot.resource_uuid)]);
     // The server's hold runs from its answer; counting from the request errs on the safe side.
     state.hold = { participation: answer.participation, expiresAt: sentAt + config.holdMs, slot, productUuid, process, warned: false };
     showForm();
   } catch (error) {
     backToList(errorText(error, 'reserve'));
+  }
+}
+
+async function reserveWithRetry(resource, body) {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await reserveSlot(resource, config.channelKey, body);
+    } catch (error) {
+      // Two first bookings of one timeslot at the same moment: the service asks the later one to try again.
+      if (!(error instanceof ApiError && error.status === 409 && error.code === 'CONFLICT') || attempt >= 4) throw error;
+      await new Promise((resolve) => setTimeout(resolve, 50 + Math.random() * 150));
+    }
   }
 }
 
