@@ -72,6 +72,8 @@ export function bookingPageRouter(root: ContextRoot): express.Router {
     try {
       const lang = stringQuery(req.query, 'lang');
       if (lang !== undefined && lang !== 'de' && lang !== 'en') throw new DomainError('VALIDATION_FAILED', 'lang must be de or en');
+      const week = stringQuery(req.query, 'week');
+      if (week !== undefined && !isCalendarDay(week)) throw new DomainError('VALIDATION_FAILED', 'week must be a day as yyyy-MM-dd');
       const ctx = createContext(root, { requestId });
       const subject = await bookingPageSubject(ctx, req.params.ref!, listQuery(req.query, 'ref'), stringQuery(req.query, 'channelKey'));
       language = languageOf(req, lang, subject.providerLanguage);
@@ -81,6 +83,7 @@ export function bookingPageRouter(root: ContextRoot): express.Router {
         timeZone: subject.timeZone,
         channelKey: subject.channelKey,
         prdRef: stringQuery(req.query, 'prdRef') ?? null,
+        week: week ?? null,
         lang: language,
         holdMs: root.config.holdMs,
         // The .ics the page offers gets the UID of the mail's invitation, so calendars merge the two.
@@ -106,6 +109,13 @@ export function bookingPageRouter(root: ContextRoot): express.Router {
 function notFoundAsset(res: Response): void {
   res.status(404).setHeader('X-Content-Type-Options', 'nosniff');
   res.type('text/plain').send('Not found');
+}
+
+/** A real day of the calendar written yyyy-MM-dd (not 2027-02-30). */
+function isCalendarDay(value: string): boolean {
+  if (!/^\d{4}-\d{2}-\d{2}$/.test(value)) return false;
+  const date = new Date(`${value}T00:00:00Z`);
+  return !Number.isNaN(date.getTime()) && date.toISOString().startsWith(value);
 }
 
 /** `lang` when given, else the best of de/en the browser accepts, else the provider's language, else German. */

@@ -6,7 +6,7 @@ import { startTestApp, type TestApp } from '../support/harness.js';
 import { isolatedDatabase } from '../support/isolated-database.js';
 import { apiClient, unique } from '../support/http.js';
 import { bookingPageUrl, DE_LABELS, EN_LABELS, fillConsumerForm, openWeekOf, slotButton } from '../support/booking-page.js';
-import { DESKTOP, launchBrowser, newVisitor, PHONE, saveScreenshot, seriousAxeViolations } from '../support/browser.js';
+import { DESKTOP, launchBrowser, newVisitor, PHONE, saveArtifact, saveScreenshot, seriousAxeViolations } from '../support/browser.js';
 import { MAIL_ADDRESS, setupMailProvider } from '../support/mail-fixtures.js';
 import { type SmtpSink, startSmtpSink } from '../support/smtp-sink.js';
 
@@ -40,6 +40,9 @@ describe('booking page /book/:ref and widget /embed.js in Chromium', () => {
     const badLang = await client.get(`/book/${encodeURIComponent(f.resourceRef)}?lang=fr`);
     expect(badLang.status).toBe(400);
     expect(badLang.text).toContain('lang must be de or en');
+    const badWeek = await client.get(`/book/${encodeURIComponent(f.resourceRef)}?week=2027-02-30&lang=en`);
+    expect(badWeek.status).toBe(400);
+    expect(badWeek.text).toContain('week must be a day as yyyy-MM-dd');
     const badChannel = await client.get(`/book/${encodeURIComponent(f.resourceRef)}?channelKey=NOPE&lang=en`);
     expect(badChannel.status).toBe(400);
     expect(badChannel.text).toContain('channelKey must be one of');
@@ -80,8 +83,25 @@ describe('booking page /book/:ref and widget /embed.js in Chromium', () => {
     const errors: string[] = [];
     page.on('pageerror', (error) => errors.push(error.message));
     page.on('response', (response) => void (response.status() >= 400 && !response.url().endsWith('/favicon.ico') && errors.push(`${response.status()} ${response.url()}`)));
+    // What the first visit transfers: the page and its files (script, modules, graphql-ws, CSS).
+    const transfers: Promise<{ url: string; bytes: number }>[] = [];
+    page.on('response', (response) => {
+      const path = new URL(response.url()).pathname;
+      if (path.startsWith('/book/') || path.startsWith('/assets/booking/')) {
+        transfers.push(response.finished().then(async () => {
+          const sizes = await response.request().sizes();
+          return { url: path, bytes: sizes.responseHeadersSize + sizes.responseBodySize };
+        }));
+      }
+    });
     try {
       await openWeekOf(page, bookingPageUrl(app.baseUrl, f.resourceRef, 'lang=en'), f.day, zone, /^Next week/);
+      const files = await Promise.all(transfers);
+      const total = files.reduce((sum, file) => sum + file.bytes, 0);
+      await saveArtifact('booking-page-transfer.json', JSON.stringify({ total, files }, null, 2));
+      // A budget, so the page stays small: 7 files, gzip (Chromium sends no br over plain http).
+      expect(files.length).toBe(7);
+      expect(total).toBeLessThan(40_000);
       await expect.poll(() => page.locator('html').getAttribute('lang')).toBe('en');
       await page.getByText(`All times in the time zone ${zone}.`).waitFor();
       // 09:00 in New York, although the browser is in Tokyo; 3 places, as the timeslot says.
@@ -142,7 +162,8 @@ describe('booking page /book/:ref and widget /embed.js in Chromium', () => {
     const context = await newVisitor(browser, { ...PHONE, locale: 'de-DE', timezoneId: 'UTC' });
     const page = await context.newPage();
     try {
-      await openWeekOf(page, bookingPageUrl(app.baseUrl, f.resourceRef), f.day, 'Europe/Berlin', /^Nächste Woche/);
+      // `week` opens the week of a day straight away.
+      await page.goto(bookingPageUrl(app.baseUrl, f.resourceRef, `week=${f.day}`));
       await expect.poll(() => page.locator('html').getAttribute('lang')).toBe('de');
       const slot = slotButton(page, '09:30');
       await slot.waitFor();
@@ -169,6 +190,33 @@ describe('booking page /book/:ref and widget /embed.js in Chromium', () => {
 
       const [mail] = await sink.waitForMail(email);
       expect(mail!.template).toBe('booking-request-received');
+    } finally {
+      await context.close();
+    }
+  });
+
+  it('says in plain words when the service limits requests (429 with Retry-After) and keeps the list', async () => {
+    const f = await setupMailProvider(app, { capacity: 2 });
+    const context = await newVisitor(browser, { ...DESKTOP, locale: 'en-GB' });
+    const page = await context.newPage();
+    try {
+      // The rate limiter answers like this (another issue adds it); here the browser gets that answer once.
+      await page.route('**/reserve_appointment*', (route) =>
+        route.fulfill({
+          status: 429,
+          headers: { 'Content-Type': 'application/json', 'Retry-After': '7' },
+          body: JSON.stringify({ 'api-info': { version: '1' }, errors: [{ errorCode: 'RATE_LIMITED', message: 'Too many requests' }] }),
+        }),
+        { times: 1 },
+      );
+      await page.goto(bookingPageUrl(app.baseUrl, f.resourceRef, `lang=en&week=${f.day}`));
+      await slotButton(page, '09:00').click();
+      await page.getByRole('alert').getByText('Too many attempts in a short time. Please wait 7 seconds, then try again.').waitFor();
+      await slotButton(page, '09:00').waitFor();
+      // The next try goes through.
+      await slotButton(page, '09:00').click();
+      await page.getByRole('heading', { name: 'Your appointment' }).waitFor();
+      expect(await page.getByRole('alert').textContent()).toBe('');
     } finally {
       await context.close();
     }

@@ -13,7 +13,7 @@ export const TEXTS = {
     loading: 'Freie Termine werden geladen …',
     noSlots: 'In dieser Woche gibt es keine freien Termine. Bitte sehen Sie in der nächsten Woche nach.',
     slotCount: (n) => (n === 1 ? '1 freier Termin in dieser Woche.' : `${n} freie Termine in dieser Woche.`),
-    placesLeft: (n) => (n === 1 ? 'noch 1 Platz frei' : `noch ${n} Plätze frei`),
+    placesLeft: (n) => (n === 1 ? '1 Platz frei' : `${n} Plätze frei`),
     live: 'Die Liste aktualisiert sich von selbst.',
     reconnecting: 'Verbindung unterbrochen – die Liste wird aktualisiert, sobald die Verbindung wieder steht …',
     slotGone: 'Dieser Termin ist gerade vergeben worden.',

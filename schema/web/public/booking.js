@@ -29,8 +29,11 @@ const whenText = (slot) => `${fullDay.format(new Date(slot.start))}, ${timeRange
 
 // ---- state ----
 const thisWeek = mondayOf(todayInZone());
+const lastWeek = mondayOf(addDays(todayInZone(), 365));
+// `week` of the page's URL opens the week of that day (within the year the listing looks ahead).
+const firstWeek = config.week ? [thisWeek, mondayOf(config.week), lastWeek].sort()[1] : thisWeek;
 const state = {
-  week: thisWeek,
+  week: firstWeek,
   /** slot key -> bookable of upcoming_bookables, plus `day` (its group key) */
   slots: new Map(),
   loading: false,
@@ -155,7 +158,7 @@ function renderWeek() {
   const end = addDays(state.week, 6);
   weekTitle.textContent = t.week(weekRange.formatRange(utcDate(state.week), utcDate(end)));
   prevButton.disabled = state.week <= thisWeek;
-  nextButton.disabled = addDays(state.week, 7) > addDays(todayInZone(), 365);
+  nextButton.disabled = state.week >= lastWeek;
 }
 
 function renderSlots() {
