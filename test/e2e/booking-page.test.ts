@@ -8,6 +8,7 @@ import { apiClient, unique } from '../support/http.js';
 import { bookingPageUrl, DE_LABELS, EN_LABELS, fillConsumerForm, openWeekOf, slotButton } from '../support/booking-page.js';
 import { DESKTOP, launchBrowser, newVisitor, PHONE, saveArtifact, saveScreenshot, seriousAxeViolations } from '../support/browser.js';
 import { MAIL_ADDRESS, setupMailProvider } from '../support/mail-fixtures.js';
+import { createProduct, enc } from '../support/offerings-fixtures.js';
 import { type SmtpSink, startSmtpSink } from '../support/smtp-sink.js';
 
 describe('booking page /book/:ref and widget /embed.js in Chromium', () => {
@@ -190,6 +191,39 @@ describe('booking page /book/:ref and widget /embed.js in Chromium', () => {
 
       const [mail] = await sink.waitForMail(email);
       expect(mail!.template).toBe('booking-request-received');
+    } finally {
+      await context.close();
+    }
+  });
+
+  it('asks which product when a slot offers several, and books the one chosen', async () => {
+    const f = await setupMailProvider(app, { capacity: 1 });
+    const second = await createProduct(f.api, f.crmId, f.providerRef, { name: 'Beratungsgespräch' });
+    const updated = await f.api.post(`${f.base}/resources/${enc(f.resourceRef)}`, { products: [f.productRef, second] });
+    expect(updated.status, updated.text).toBe(202);
+    const context = await newVisitor(browser, { ...DESKTOP, locale: 'de-DE' });
+    const page = await context.newPage();
+    try {
+      await page.goto(bookingPageUrl(app.baseUrl, f.resourceUuid, `week=${f.day}`));
+      await slotButton(page, '09:00').click();
+      const choice = page.getByRole('group', { name: 'Welche Leistung möchten Sie buchen?' });
+      await choice.waitFor();
+      expect(await choice.getByRole('radio').count()).toBe(2);
+      expect(await seriousAxeViolations(page)).toEqual([]);
+      // By keyboard: the first product is preselected; arrow to the second one, Tab to "Weiter", Enter.
+      const radios = choice.getByRole('radio');
+      expect(await radios.first().isChecked()).toBe(true);
+      const chosen = (await choice.locator('label').nth(1).textContent())!;
+      await radios.first().focus();
+      await page.keyboard.press('ArrowDown');
+      expect(await radios.nth(1).isChecked()).toBe(true);
+      await page.keyboard.press('Tab');
+      await page.keyboard.press('Enter');
+      await page.locator('#hold').filter({ hasText: /\S/ }).waitFor();
+      await fillConsumerForm(page, { firstname: 'Bea', lastname: 'Ratung', email: `${unique('choice')}@example.com` }, DE_LABELS);
+      await page.getByRole('button', { name: 'Verbindlich buchen' }).click();
+      await page.getByRole('heading', { name: 'Ihr Termin ist gebucht' }).waitFor();
+      expect(await page.locator('.details').innerText()).toContain(chosen);
     } finally {
       await context.close();
     }
