@@ -6,7 +6,7 @@ import { startTestApp, type TestApp } from '../support/harness.js';
 import { isolatedDatabase } from '../support/isolated-database.js';
 import { apiClient, unique } from '../support/http.js';
 import { bookingPageUrl, DE_LABELS, EN_LABELS, fillConsumerForm, openWeekOf, slotButton } from '../support/booking-page.js';
-import { DESKTOP, launchBrowser, newVisitor, PHONE, saveArtifact, saveScreenshot, seriousAxeViolations } from '../support/browser.js';
+import { contentWidth, DESKTOP, launchBrowser, newVisitor, PHONE, saveArtifact, saveScreenshot, seriousAxeViolations } from '../support/browser.js';
 import { MAIL_ADDRESS, setupMailProvider } from '../support/mail-fixtures.js';
 import { createProduct, enc } from '../support/offerings-fixtures.js';
 import { type SmtpSink, startSmtpSink } from '../support/smtp-sink.js';
@@ -171,7 +171,7 @@ describe('booking page /book/:ref and widget /embed.js in Chromium', () => {
       // A single place: no "places left" noise.
       expect(await slot.textContent()).not.toContain('Platz');
       // Nothing is wider than the phone.
-      expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(320);
+      expect(await contentWidth(page)).toBeLessThanOrEqual(320);
       await saveScreenshot(page, 'booking-page-phone-list');
       expect(await seriousAxeViolations(page)).toEqual([]);
 
@@ -179,7 +179,7 @@ describe('booking page /book/:ref and widget /embed.js in Chromium', () => {
       await page.getByRole('heading', { name: 'Ihr Termin' }).waitFor();
       const email = `${unique('anfrage')}@example.com`;
       await fillConsumerForm(page, { firstname: 'Petra', lastname: 'Probe', email }, DE_LABELS);
-      expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(320);
+      expect(await contentWidth(page)).toBeLessThanOrEqual(320);
       await saveScreenshot(page, 'booking-page-phone-form');
       // Keyboard only: the submit button is reachable and works with Enter.
       await page.getByRole('button', { name: 'Anfrage senden' }).focus();

@@ -35,6 +35,9 @@ export async function saveScreenshot(page: Page, name: string): Promise<string> 
   return path;
 }
 
+/** How wide the page's content is, in CSS pixels (wider than the viewport means horizontal scrolling). */
+export const contentWidth = (page: Page): Promise<number> => page.evaluate('document.documentElement.scrollWidth') as Promise<number>;
+
 /** Saves a text file (e.g. measured sizes) as a test artifact. */
 export function saveArtifact(name: string, text: string): void {
   mkdirSync(ARTIFACTS_DIR, { recursive: true });
@@ -60,7 +63,7 @@ export async function seriousAxeViolations(page: Page): Promise<AxeViolation[]> 
   await page.evaluate(AXE_SOURCE);
   const violations = await page.evaluate(async () => {
     const axe = (globalThis as unknown as { axe: { run(context: unknown, options: unknown): Promise<{ violations: { id: string; impact: string | null; help: string; nodes: { target: unknown[] }[] }[] }> } }).axe;
-    const result = await axe.run(document, { runOnly: { type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa', 'wcag22aa', 'best-practice'] } });
+    const result = await axe.run((globalThis as unknown as { document: unknown }).document, { runOnly: { type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa', 'wcag22aa', 'best-practice'] } });
     return result.violations.map((v) => ({ id: v.id, impact: v.impact, help: v.help, nodes: v.nodes.map((n) => JSON.stringify(n.target)) }));
   });
   return violations.filter((v) => v.impact === 'serious' || v.impact === 'critical');
