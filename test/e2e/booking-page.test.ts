@@ -37,6 +37,13 @@ describe('booking page /book/:ref and widget /embed.js in Chromium', () => {
     const german = await client.get('/book/nobody@nowhere', { 'Accept-Language': 'de-DE,de;q=0.9' });
     expect(german.text).toContain('Diese Buchungsseite gibt es nicht');
 
+    // Odd paths and parameters are 4xx, never 500.
+    for (const path of ['/book/%E0%A4%A', `/book/${'x'.repeat(2000)}`, '/book/..%2F..%2Fetc', '/book/%00', '/book/a@b@c@d', '/book/x?ref[]=1', '/book/x?lang[a]=b', '/book/x?embed=1&week=1']) {
+      const answer = await client.get(path);
+      expect(answer.status, path).toBeGreaterThanOrEqual(400);
+      expect(answer.status, path).toBeLessThan(500);
+    }
+
     const f = await setupMailProvider(app);
     const badLang = await client.get(`/book/${encodeURIComponent(f.resourceRef)}?lang=fr`);
     expect(badLang.status).toBe(400);
