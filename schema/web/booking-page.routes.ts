@@ -14,6 +14,9 @@ export type PageLanguage = 'de' | 'en';
 /** Where the browser files live; the version segment changes with their content, so they are cached for good. */
 export const ASSET_PATH = '/assets/booking';
 
+/** The modules booking.js imports: preloaded with the page, so the browser fetches them at once instead of one level after another. */
+const MODULES = ['booking-api.js', 'booking-dom.js', 'booking-form.js', 'booking-ics.js', 'booking-live.js', 'booking-texts.js'];
+
 const TEXT = {
   de: {
     title: 'Termin buchen',
@@ -152,6 +155,7 @@ function pageHtml(language: PageLanguage, resourceName: string, config: Record<s
   return `${head(language, `${text.title} – ${resourceName}`, version)}
 <script defer src="${ASSET_PATH}/${version}/graphql-ws.min.js"></script>
 <script type="module" src="${ASSET_PATH}/${version}/booking.js"></script>
+${MODULES.map((name) => `<link rel="modulepreload" href="${ASSET_PATH}/${version}/${name}">`).join('\n')}
 <script type="application/json" id="booking-config">${scriptJson(config)}</script>
 </head>
 <body${embed ? ' class="embed"' : ''}>

@@ -61,6 +61,9 @@ export function loadBookingAssets(): Map<string, StaticAsset> {
   const files: [string, string][] = [
     ['booking.js', join(publicDir, 'booking.js')],
     ['booking-api.js', join(publicDir, 'booking-api.js')],
+    ['booking-dom.js', join(publicDir, 'booking-dom.js')],
+    ['booking-form.js', join(publicDir, 'booking-form.js')],
+    ['booking-ics.js', join(publicDir, 'booking-ics.js')],
     ['booking-live.js', join(publicDir, 'booking-live.js')],
     ['booking-texts.js', join(publicDir, 'booking-texts.js')],
     ['booking.css', join(publicDir, 'booking.css')],

@@ -107,8 +107,8 @@ describe('booking page /book/:ref and widget /embed.js in Chromium', () => {
       const files = await Promise.all(transfers);
       const total = files.reduce((sum, file) => sum + file.bytes, 0);
       await saveArtifact('booking-page-transfer.json', JSON.stringify({ total, files }, null, 2));
-      // A budget, so the page stays small: 7 files, gzip (Chromium sends no br over plain http).
-      expect(files.length).toBe(7);
+      // A budget, so the page stays small: 10 files, gzip (Chromium sends no br over plain http).
+      expect(files.length).toBe(10);
       expect(total).toBeLessThan(40_000);
       await expect.poll(() => page.locator('html').getAttribute('lang')).toBe('en');
       await page.getByText(`All times in the time zone ${zone}.`).waitFor();

@@ -1,6 +1,9 @@
 // The booking page: lists free slots a week at a time, keeps them live, reserves, books.
 // Plain ES modules, no build step; every time is shown in the provider's zone (Intl with timeZone).
 import { ApiError, bookSlot, listBookables, publicData, reserveSlot } from './booking-api.js';
+import { h } from './booking-dom.js';
+import { consumerFields, LIMITS, setFieldError, validateConsumer } from './booking-form.js';
+import { calendarFile } from './booking-ics.js';
 import { connectLive, slotKey } from './booking-live.js';
 import { TEXTS } from './booking-texts.js';
 
@@ -10,7 +13,6 @@ const zone = config.timeZone;
 const resourceUuids = config.resources.map((r) => r.uuid);
 const resourceNames = new Map(config.resources.map((r) => [r.uuid, r.name]));
 const several = config.resources.length > 1;
-const LIMITS = { name: 255, email: 320, mobile: 64, message: 1024 };
 const DAY_MS = 86_400_000;
 
 // ---- dates: days are yyyy-MM-dd of the provider's zone, instants are formatted in that zone ----
@@ -50,19 +52,6 @@ const state = {
   connectedOnce: false,
 };
 const bookingProcess = new Map();
-
-// ---- tiny DOM helper: h('p', { class: 'x' }, 'text', child) ----
-function h(tag, attributes = {}, ...children) {
-  const element = document.createElement(tag);
-  for (const [name, value] of Object.entries(attributes)) {
-    if (value === false || value === null || value === undefined) continue;
-    if (name.startsWith('on')) element.addEventListener(name.slice(2), value);
-    else if (name === 'dataset') Object.assign(element.dataset, value);
-    else element.setAttribute(name, value === true ? '' : String(value));
-  }
-  element.append(...children.flat().filter((child) => child !== null && child !== undefined && child !== false));
-  return element;
-}
 
 // ---- skeleton ----
 const app = document.getElementById('booking-app');
@@ -363,34 +352,10 @@ async function processOf(resource) {
 }
 
 // ---- the form ----
-const FIELDS = [
-  { name: 'firstname', label: () => t.firstname, type: 'text', autocomplete: 'given-name', required: true, max: LIMITS.name },
-  { name: 'lastname', label: () => t.lastname, type: 'text', autocomplete: 'family-name', required: true, max: LIMITS.name },
-  { name: 'email', label: () => t.email, type: 'email', autocomplete: 'email', required: true, max: LIMITS.email },
-  { name: 'mobile', label: () => t.mobile, type: 'tel', autocomplete: 'tel', required: false, max: LIMITS.mobile },
-  { name: 'message', label: () => t.message, type: 'textarea', required: false, max: LIMITS.message },
-];
-
-function field(spec) {
-  const id = `field-${spec.name}`;
-  const errorId = `${id}-error`;
-  const hintId = `${id}-hint`;
-  const common = { id, name: spec.name, maxlength: spec.max, required: spec.required, 'aria-describedby': spec.name === 'message' ? `${hintId} ${errorId}` : errorId };
-  const control = spec.type === 'textarea' ? h('textarea', { ...common, rows: 4 }) : h('input', { ...common, type: spec.type, autocomplete: spec.autocomplete, spellcheck: spec.type === 'text' ? null : 'false' });
-  return h(
-    'div',
-    { class: 'field' },
-    h('label', { for: id }, spec.label(), spec.required ? h('span', { class: 'required', 'aria-hidden': 'true' }, ' *') : null),
-    spec.name === 'message' ? h('p', { id: hintId, class: 'hint' }, t.messageHint(LIMITS.message)) : null,
-    control,
-    h('p', { id: errorId, class: 'field-error', hidden: true }),
-  );
-}
-
 function showForm() {
   const { slot, process } = state.hold;
   const submit = h('button', { type: 'submit', class: 'primary' }, process === 'REQUESTED' ? t.submitRequest : t.submitBook);
-  const form = h('form', { novalidate: true, onsubmit: (event) => submitForm(event, form, submit) }, h('h3', {}, t.yourDetails), FIELDS.map(field), h('div', { class: 'actions' }, submit, backButton()));
+  const form = h('form', { novalidate: true, onsubmit: (event) => submitForm(event, form, submit) }, h('h3', {}, t.yourDetails), consumerFields(t), h('div', { class: 'actions' }, submit, backButton()));
   formStep.replaceChildren(h('h2', { id: 'form-title', tabindex: '-1' }, t.yourSlot), chosenSummary(slot), h('p', { class: 'hold', role: 'timer', id: 'hold' }), form);
   showStep('form', 'form-title');
   startHoldTimer();
@@ -427,35 +392,10 @@ function tickHold() {
   load();
 }
 
-function validate(form) {
-  const problems = [];
-  for (const spec of FIELDS) {
-    const control = form.elements.namedItem(spec.name);
-    const value = control.value.trim();
-    let problem = null;
-    if (spec.required && !value) problem = t.invalid[spec.name];
-    else if (value.length > spec.max) problem = spec.name === 'message' ? t.invalid.message(spec.max) : t.invalid.tooLong(spec.max);
-    else if (spec.name === 'email' && value && (!control.checkValidity() || !/^[^\s@]+@[^\s@]+\.[^\s@]+$/.test(value))) problem = t.invalid.email;
-    else if (spec.name === 'mobile' && value && !/^[+(]?[0-9][0-9 ()/.-]{3,}$/.test(value)) problem = t.invalid.mobile;
-    setFieldError(form, spec.name, problem);
-    if (problem) problems.push(spec.name);
-  }
-  return problems;
-}
-
-function setFieldError(form, name, problem) {
-  const control = form.elements.namedItem(name);
-  const error = document.getElementById(`field-${name}-error`);
-  error.textContent = problem ?? '';
-  error.hidden = !problem;
-  if (problem) control.setAttribute('aria-invalid', 'true');
-  else control.removeAttribute('aria-invalid');
-}
-
 async function submitForm(event, form, submit) {
   event.preventDefault();
   showAlert('');
-  const problems = validate(form);
+  const problems = validateConsumer(form, t);
   if (problems.length) {
     showAlert(t.fixErrors);
     form.elements.namedItem(problems[0]).focus();
@@ -532,7 +472,14 @@ function showDone(created, email) {
     [t.where, address],
     [t.contact, channel ? `${t.contactTypes[channel.type] ?? channel.type}: ${channel.value}` : null],
   ].filter(([, value]) => value);
-  const ics = calendarFile(hold.participation.uuid, created, address);
+  const ics = calendarFile({
+    uid: `participation-${hold.participation.uuid}@${config.icsUidHost}`,
+    start: created.start,
+    end: created.end,
+    summary: created.product_name ? `${created.product_name} – ${created.resource_name}` : created.resource_name,
+    location: address,
+    description: `${t.cancelLink}: ${created.cancelLink}`,
+  });
   doneStep.replaceChildren(
     h('h2', { id: 'done-title', tabindex: '-1' }, requested ? t.requestedTitle : t.bookedTitle),
     h('p', {}, requested ? t.requestedText(email) : t.bookedText(email)),
@@ -547,35 +494,6 @@ function showDone(created, email) {
   );
   state.hold = null;
   showStep('done', 'done-title');
-}
-
-/** An .ics (PUBLISH) of the booking, with the UID of the mail's invitation so calendars keep one event. */
-function calendarFile(participationId, created, address) {
-  const stamp = (iso) => new Date(iso).toISOString().replace(/[-:]/g, '').replace(/\.\d{3}/, '');
-  const escape = (text) => String(text).replace(/[\\;,]/g, (c) => `\\${c}`).replace(/\r?\n/g, '\\n');
-  const fold = (line) => {
-    const parts = [];
-    for (let rest = line; rest.length; rest = rest.slice(60)) parts.push(rest.slice(0, 60));
-    return parts.join('\r\n ');
-  };
-  const summary = created.product_name ? `${created.product_name} – ${created.resource_name}` : created.resource_name;
-  const lines = [
-    'BEGIN:VCALENDAR',
-    'VERSION:2.0',
-    'PRODID:-//booking-service//booking page//EN',
-    'METHOD:PUBLISH',
-    'BEGIN:VEVENT',
-    `UID:participation-${participationId}@${config.icsUidHost}`,
-    `DTSTAMP:${stamp(new Date().toISOString())}`,
-    `DTSTART:${stamp(created.start)}`,
-    `DTEND:${stamp(created.end)}`,
-    `SUMMARY:${escape(summary)}`,
-    address ? `LOCATION:${escape(address)}` : null,
-    `DESCRIPTION:${escape(`${t.cancelLink}: ${created.cancelLink}`)}`,
-    'END:VEVENT',
-    'END:VCALENDAR',
-  ].filter(Boolean);
-  return URL.createObjectURL(new Blob([`${lines.map(fold).join('\r\n')}\r\n`], { type: 'text/calendar;charset=utf-8' }));
 }
 
 // ---- the widget's frame tells the host page its height (embed.js resizes the iframe) ----
