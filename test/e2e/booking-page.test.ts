@@ -8,7 +8,7 @@ import { apiClient, unique } from '../support/http.js';
 import { bookingPageUrl, DE_LABELS, EN_LABELS, fillConsumerForm, openWeekOf, slotButton } from '../support/booking-page.js';
 import { contentWidth, DESKTOP, launchBrowser, newVisitor, PHONE, saveArtifact, saveScreenshot, seriousAxeViolations } from '../support/browser.js';
 import { MAIL_ADDRESS, setupMailProvider } from '../support/mail-fixtures.js';
-import { createProduct, enc } from '../support/offerings-fixtures.js';
+import { createProduct, createResource, enc } from '../support/offerings-fixtures.js';
 import { type SmtpSink, startSmtpSink } from '../support/smtp-sink.js';
 
 describe('booking page /book/:ref and widget /embed.js in Chromium', () => {
@@ -263,11 +263,19 @@ describe('booking page /book/:ref and widget /embed.js in Chromium', () => {
     }
   });
 
-  it('embeds with one script tag on another site: an iframe on RESOURCE_REFERENCE that grows with its content', async () => {
+  it('embeds with one script tag on another site: an iframe on RESOURCE_REFERENCE that grows with its content; CALENDAR_PUBLIC with several resources', async () => {
     const f = await setupMailProvider(app, { capacity: 2 });
+    // A second resource of the provider with a slot at the same time, for the plug-in with all resources.
+    const second = await createResource(f.api, f.crmId, f.providerRef, { products: [f.productRef], publicName: 'Bruno Broker' });
+    const timeslot = await f.api.post(`${f.base}/timeslots`, {
+      timeslots: [{ resourceReference: second, start: `${f.day}T09:00`, end: `${f.day}T10:00`, raster: 30, defaultCapacity: 1, defaultAcceptBookings: true, state: 'BOOKABLE' }],
+    });
+    expect(timeslot.status, timeslot.text).toBe(201);
     const provider = await serveHostPage(
       `<!doctype html><html lang="en"><head><title>Provider site</title></head><body><h1>Our flats</h1>
-<script src="${app.baseUrl}/embed.js" data-ref="${f.resourceRef}" data-lang="en" data-title="Book a viewing" async></script>
+<script src="${app.baseUrl}/embed.js" data-ref="${f.resourceRef}" data-lang="en" data-week="${f.day}" data-title="Book a viewing" async></script>
+<h2>All our agents</h2><div id="all"></div>
+<script src="${app.baseUrl}/embed.js" data-ref="${f.resourceRef}, ${second}" data-channel="CALENDAR_PUBLIC" data-lang="en" data-week="${f.day}" data-target="#all" data-title="Book with any agent" async></script>
 <p id="after">Footer</p></body></html>`,
       `script-src ${app.baseUrl}; frame-src ${app.baseUrl}`,
     );
@@ -284,6 +292,7 @@ describe('booking page /book/:ref and widget /embed.js in Chromium', () => {
       expect(src.searchParams.get('embed')).toBe('1');
       const frame = page.frameLocator('iframe[title="Book a viewing"]');
       await frame.getByText('All times in the time zone Europe/Berlin.').waitFor();
+      await frame.locator('button.slot').first().waitFor();
       // The host resizes the iframe to the height the widget reports.
       await expect
         .poll(async () => {
@@ -292,6 +301,17 @@ describe('booking page /book/:ref and widget /embed.js in Chromium', () => {
           return Math.abs(outer - inner);
         })
         .toBeLessThanOrEqual(1);
+
+      const all = page.locator('#all iframe[title="Book with any agent"]');
+      await all.waitFor();
+      const allSrc = new URL((await all.getAttribute('src'))!);
+      expect(allSrc.searchParams.get('channelKey')).toBe('CALENDAR_PUBLIC');
+      expect(allSrc.searchParams.getAll('ref')).toEqual([second]);
+      // Both resources' 09:00 slots, each naming its resource.
+      const nine = page.frameLocator('#all iframe').locator('button.slot').filter({ hasText: /^09:00–/ });
+      await expect.poll(() => nine.count()).toBe(2);
+      expect((await nine.allTextContents()).join(' | ')).toMatch(/Bruno Broker/);
+      expect((await nine.allTextContents()).join(' | ')).toContain(f.resourceName);
     } finally {
       await context.close();
       await provider.close();

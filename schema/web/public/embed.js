@@ -4,7 +4,7 @@
  * data-target names) and keeps the iframe as tall as its content. Attributes: data-ref (one or
  * more resources, separated by spaces or commas), data-channel (default RESOURCE_REFERENCE;
  * CALENDAR_PUBLIC for a plug-in with all resources), data-product, data-lang (de|en),
- * data-title (the iframe's accessible name).
+ * data-week (yyyy-MM-dd: open that day's week), data-title (the iframe's accessible name).
  */
 (() => {
   const script = document.currentScript;
@@ -21,6 +21,7 @@
   url.searchParams.set('channelKey', data.channel || 'RESOURCE_REFERENCE');
   if (data.product) url.searchParams.set('prdRef', data.product);
   if (data.lang) url.searchParams.set('lang', data.lang);
+  if (data.week) url.searchParams.set('week', data.week);
   url.searchParams.set('embed', '1');
 
   const frame = document.createElement('iframe');
