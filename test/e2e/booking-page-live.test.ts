@@ -3,7 +3,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../support/harness.js';
 import { isolatedDatabase } from '../support/isolated-database.js';
 import { unique } from '../support/http.js';
-import { bookingPageUrl, EN_LABELS, fillConsumerForm, openWeekOf, slotButton } from '../support/booking-page.js';
+import { bookingPageUrl, EN_LABELS, fillConsumerForm, openFirstFreeWeek, slotButton } from '../support/booking-page.js';
 import { DESKTOP, launchBrowser, newVisitor, saveScreenshot } from '../support/browser.js';
 import { bookSlot, type MailFixture, setupMailProvider } from '../support/mail-fixtures.js';
 
@@ -20,7 +20,7 @@ async function bookThroughPage(page: Page, time: string): Promise<void> {
 
 /** Opens the week of the fixture's slots in English and waits until the page follows live capacity. */
 async function openLive(page: Page, app: TestApp, f: MailFixture): Promise<void> {
-  await openWeekOf(page, bookingPageUrl(app.baseUrl, f.resourceRef, 'lang=en'), f.day, 'Europe/Berlin', /^Next week/);
+  await openFirstFreeWeek(page, bookingPageUrl(app.baseUrl, f.resourceRef, 'lang=en'));
   await page.getByText(LIVE).waitFor();
   await slotButton(page, '09:00').waitFor();
 }

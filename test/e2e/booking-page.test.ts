@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../support/harness.js';
 import { isolatedDatabase } from '../support/isolated-database.js';
 import { apiClient, unique } from '../support/http.js';
-import { bookingPageUrl, DE_LABELS, EN_LABELS, fillConsumerForm, openWeekOf, slotButton } from '../support/booking-page.js';
+import { bookingPageUrl, DE_LABELS, EN_LABELS, fillConsumerForm, openFirstFreeWeek, slotButton } from '../support/booking-page.js';
 import { contentWidth, DESKTOP, launchBrowser, newVisitor, PHONE, saveArtifact, saveScreenshot, seriousAxeViolations } from '../support/browser.js';
 import { MAIL_ADDRESS, setupMailProvider } from '../support/mail-fixtures.js';
 import { createProduct, createResource, enc } from '../support/offerings-fixtures.js';
@@ -103,7 +103,7 @@ describe('booking page /book/:ref and widget /embed.js in Chromium', () => {
       }
     });
     try {
-      await openWeekOf(page, bookingPageUrl(app.baseUrl, f.resourceRef, 'lang=en'), f.day, zone, /^Next week/);
+      await openFirstFreeWeek(page, bookingPageUrl(app.baseUrl, f.resourceRef, 'lang=en'));
       const files = await Promise.all(transfers);
       const total = files.reduce((sum, file) => sum + file.bytes, 0);
       await saveArtifact('booking-page-transfer.json', JSON.stringify({ total, files }, null, 2));
@@ -116,7 +116,23 @@ describe('booking page /book/:ref and widget /embed.js in Chromium', () => {
       const slot = slotButton(page, '09:00');
       await slot.waitFor();
       await expect.poll(() => slot.textContent()).toContain('3 places left');
+      // The slots are next week or later: the page skipped the empty weeks and says so; the week buttons lead back and forth.
+      await page.getByText('This week has no free times; showing the first week that has.').waitFor();
       expect(await seriousAxeViolations(page)).toEqual([]);
+      const shownWeek = await page.locator('#week-title').textContent();
+      const previous = page.getByRole('button', { name: /Previous week/ });
+      while (!(await previous.isDisabled())) {
+        const before = await page.locator('#week-title').textContent();
+        await previous.click();
+        await expect.poll(() => page.locator('#week-title').textContent()).not.toBe(before);
+        await page.locator('.list-status').getByText('There are no free times this week.', { exact: false }).waitFor();
+      }
+      while ((await page.locator('#week-title').textContent()) !== shownWeek) {
+        const before = await page.locator('#week-title').textContent();
+        await page.getByRole('button', { name: /Next week/ }).click();
+        await expect.poll(() => page.locator('#week-title').textContent()).not.toBe(before);
+      }
+      await slot.waitFor();
 
       await slot.click();
       await page.getByRole('heading', { name: 'Your appointment' }).waitFor();

@@ -50,6 +50,7 @@ const state = {
   booking: null,
   connected: false,
   connectedOnce: false,
+  searchedAhead: false,
 };
 const bookingProcess = new Map();
 
@@ -61,13 +62,14 @@ otherLanguage.searchParams.set('lang', t.otherLanguage.code);
 
 const alertBox = h('div', { class: 'alert', role: 'alert' });
 const politeBox = h('p', { class: 'sr-only', role: 'status' });
-const prevButton = h('button', { type: 'button', class: 'week-button', onclick: () => changeWeek(-7) }, h('span', { 'aria-hidden': 'true' }, '‹ '), t.previousWeek);
-const nextButton = h('button', { type: 'button', class: 'week-button', onclick: () => changeWeek(7) }, t.nextWeek, h('span', { 'aria-hidden': 'true' }, ' ›'));
+const prevButton = h('button', { type: 'button', class: 'week-button', onclick: () => turnWeek(-7) }, h('span', { 'aria-hidden': 'true' }, '‹ '), t.previousWeek);
+const nextButton = h('button', { type: 'button', class: 'week-button', onclick: () => turnWeek(7) }, t.nextWeek, h('span', { 'aria-hidden': 'true' }, ' ›'));
 const weekTitle = h('h2', { id: 'week-title', class: 'week-title', tabindex: '-1' });
+const listNote = h('p', { class: 'list-note' });
 const listStatus = h('p', { class: 'list-status', role: 'status' });
 const days = h('div', { class: 'days' });
 const liveStatus = h('p', { class: 'live-status' });
-const pickStep = h('section', { class: 'step', 'aria-labelledby': 'week-title' }, h('div', { class: 'week-nav' }, prevButton, weekTitle, nextButton), listStatus, days, liveStatus);
+const pickStep = h('section', { class: 'step', 'aria-labelledby': 'week-title' }, h('div', { class: 'week-nav' }, prevButton, weekTitle, nextButton), listNote, listStatus, days, liveStatus);
 const productStep = h('section', { class: 'step', 'aria-labelledby': 'product-title', hidden: true });
 const formStep = h('section', { class: 'step', 'aria-labelledby': 'form-title', hidden: true });
 const doneStep = h('section', { class: 'step', 'aria-labelledby': 'done-title', hidden: true });
@@ -125,6 +127,7 @@ async function load() {
     state.buffered = [];
     applyChanges(buffered);
     renderSlots();
+    if (!groups.length && state.week === thisWeek && !config.week && !state.searchedAhead) await showFirstFreeWeek();
   } catch (error) {
     if (seq !== state.loadSeq) return;
     state.loading = false;
@@ -133,6 +136,28 @@ async function load() {
       h('p', { class: 'problem' }, t.errors.listFailed, ' ', errorText(error)),
       h('button', { type: 'button', class: 'secondary', onclick: () => load() }, t.errors.retry),
     );
+  }
+}
+
+/**
+ * Opened on an empty week without `week`: look ahead (the next 4 weeks, then
+ * the rest of the year) and turn to the first week with a free time, so a
+ * consumer does not have to page through empty weeks.
+ */
+async function showFirstFreeWeek() {
+  state.searchedAhead = true;
+  const end = addDays(todayInZone(), 366);
+  const near = addDays(thisWeek, 35) < end ? addDays(thisWeek, 35) : end;
+  for (const [from, to] of [[addDays(thisWeek, 7), near], [near, end]]) {
+    if (from >= to) continue;
+    const groups = await listBookables({ resources: resourceUuids, channelKey: config.channelKey, prdRef: config.prdRef, from: `${from}T00:00`, to: `${to}T00:00` });
+    // The visitor turned the week meanwhile: theirs wins. (A reload of this week meanwhile changes nothing.)
+    if (state.week !== thisWeek) return;
+    if (groups.length) {
+      changeWeek(Math.round((utcDate(mondayOf(groups[0][0])) - utcDate(state.week)) / DAY_MS));
+      listNote.textContent = t.firstFreeWeek;
+      return;
+    }
   }
 }
 
@@ -191,6 +216,12 @@ function slotButton(slot) {
     slot.product_name && (several || slot.products?.length > 1) ? h('span', { class: 'slot-detail' }, slot.product_name) : null,
     showPlaces ? h('span', { class: 'slot-places' }, t.placesLeft(slot.capacity_left)) : null,
   );
+}
+
+/** The visitor's previous/next week. */
+function turnWeek(days) {
+  listNote.textContent = '';
+  changeWeek(days);
 }
 
 function changeWeek(days) {
