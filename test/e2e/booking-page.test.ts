@@ -252,7 +252,7 @@ describe('booking page /book/:ref and widget /embed.js in Chromium', () => {
     }
   });
 
-  it('says in plain words when the service limits requests (429 with Retry-After) and keeps the list', async () => {
+  it('says in plain words when the service limits requests (429 with Retry-After) and keeps the list; books in neutral words when the booking process cannot be read', async () => {
     const f = await setupMailProvider(app, { capacity: 2 });
     const context = await newVisitor(browser, { ...DESKTOP, locale: 'en-GB' });
     const page = await context.newPage();
@@ -266,6 +266,8 @@ describe('booking page /book/:ref and widget /embed.js in Chromium', () => {
         }),
         { times: 1 },
       );
+      // And public_data (the channel's booking process) fails all along: the booking still goes through, in neutral words.
+      await page.route('**/resources/public_data*', (route) => route.fulfill({ status: 503, body: '' }));
       await page.goto(bookingPageUrl(app.baseUrl, f.resourceRef, `lang=en&week=${f.day}`));
       await slotButton(page, '09:00').click();
       await page.getByRole('alert').getByText('Too many attempts in a short time. Please wait 7 seconds, then try again.').waitFor();
@@ -274,6 +276,9 @@ describe('booking page /book/:ref and widget /embed.js in Chromium', () => {
       await slotButton(page, '09:00').click();
       await page.getByRole('heading', { name: 'Your appointment' }).waitFor();
       expect(await page.getByRole('alert').textContent()).toBe('');
+      await fillConsumerForm(page, { firstname: 'Neutral', lastname: 'Words', email: `${unique('neutral')}@example.com` }, EN_LABELS);
+      await page.getByRole('button', { name: 'Send', exact: true }).click();
+      await page.getByRole('heading', { name: 'Your booking has been received' }).waitFor();
     } finally {
       await context.close();
     }

@@ -37,6 +37,7 @@ export const TEXTS = {
     messageHint: (max) => `Höchstens ${max} Zeichen.`,
     submitBook: 'Verbindlich buchen',
     submitRequest: 'Anfrage senden',
+    submitNeutral: 'Absenden',
     sending: 'Wird gesendet …',
     invalid: {
       firstname: 'Bitte geben Sie Ihren Vornamen ein.',
@@ -50,6 +51,8 @@ export const TEXTS = {
     bookedTitle: 'Ihr Termin ist gebucht',
     requestedTitle: 'Ihre Anfrage wurde gesendet',
     bookedText: (email) => `Eine Bestätigung ist unterwegs an ${email}.`,
+    receivedTitle: 'Ihre Buchung ist eingegangen',
+    receivedText: (email) => `Alles Weitere erfahren Sie per E-Mail an ${email}.`,
     requestedText: (email) =>
       `Der Anbieter bestätigt den Termin noch. Sie erhalten eine E-Mail an ${email}, sobald er bestätigt ist.`,
     what: 'Was',
@@ -110,6 +113,7 @@ export const TEXTS = {
     messageHint: (max) => `At most ${max} characters.`,
     submitBook: 'Book now',
     submitRequest: 'Send request',
+    submitNeutral: 'Send',
     sending: 'Sending …',
     invalid: {
       firstname: 'Please enter your first name.',
@@ -123,6 +127,8 @@ export const TEXTS = {
     bookedTitle: 'Your appointment is booked',
     requestedTitle: 'Your request has been sent',
     bookedText: (email) => `A confirmation is on its way to ${email}.`,
+    receivedTitle: 'Your booking has been received',
+    receivedText: (email) => `You will hear everything else by e-mail at ${email}.`,
     requestedText: (email) => `The provider still has to confirm the appointment. You will get an e-mail at ${email} once it is confirmed.`,
     what: 'What',
     with: 'With',

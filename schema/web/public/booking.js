@@ -44,10 +44,7 @@ const state = {
   /** live changes that arrived while a listing was on its way: applied on top of it */
   buffered: [],
   step: 'pick',
-  selected: null,
-  product: null,
   hold: null,
-  booking: null,
   connected: false,
   connectedOnce: false,
   searchedAhead: false,
@@ -90,8 +87,8 @@ app.replaceChildren(
 );
 app.removeAttribute('aria-busy');
 
-function showAlert(text, action) {
-  alertBox.replaceChildren(...(text ? [h('p', {}, text), action ?? ''] : []));
+function showAlert(text) {
+  alertBox.replaceChildren(...(text ? [h('p', {}, text)] : []));
 }
 const announce = (text) => {
   politeBox.textContent = text;
@@ -298,7 +295,6 @@ const live = connectLive({
 // ---- choosing a slot and a product ----
 function choose(slot) {
   showAlert('');
-  state.selected = slot;
   const offered = slot.products ?? [];
   if (!slot.product_uuid && offered.length > 1) return showProductStep(slot, offered);
   reserve(slot, slot.product_uuid ?? offered[0]?.uuid ?? null);
@@ -354,6 +350,7 @@ async function reserve(slot, productUuid) {
   };
   try {
     const [answer, process] = await Promise.all([reserveWithRetry(slot.resource_uuid, body), processOf(slot.resource_uuid)]);
+    // (process is null when public_data failed: the place is held all the same, the texts stay neutral.)
     // The server's hold runs from its answer; counting from the request errs on the safe side.
     state.hold = { participation: answer.participation, expiresAt: sentAt + config.holdMs, slot, productUuid, process, warned: false };
     showForm();
@@ -374,10 +371,15 @@ async function reserveWithRetry(resource, body) {
   }
 }
 
+/** IMMEDIATE or REQUESTED for the resource on the page's channel (public_data), or null when that could not be read. */
 async function processOf(resource) {
   if (!bookingProcess.has(resource)) {
-    const data = await publicData(resource, config.channelKey);
-    bookingProcess.set(resource, data?.channel?.bookingProcess === 'REQUESTED' ? 'REQUESTED' : 'IMMEDIATE');
+    try {
+      const data = await publicData(resource, config.channelKey);
+      bookingProcess.set(resource, data?.channel?.bookingProcess === 'REQUESTED' ? 'REQUESTED' : 'IMMEDIATE');
+    } catch {
+      return null;
+    }
   }
   return bookingProcess.get(resource);
 }
@@ -385,7 +387,7 @@ async function processOf(resource) {
 // ---- the form ----
 function showForm() {
   const { slot, process } = state.hold;
-  const submit = h('button', { type: 'submit', class: 'primary' }, process === 'REQUESTED' ? t.submitRequest : t.submitBook);
+  const submit = h('button', { type: 'submit', class: 'primary' }, process === 'REQUESTED' ? t.submitRequest : process === 'IMMEDIATE' ? t.submitBook : t.submitNeutral);
   const form = h('form', { novalidate: true, onsubmit: (event) => submitForm(event, form, submit) }, h('h3', {}, t.yourDetails), consumerFields(t), h('div', { class: 'actions' }, submit, backButton()));
   formStep.replaceChildren(h('h2', { id: 'form-title', tabindex: '-1' }, t.yourSlot), chosenSummary(slot), h('p', { class: 'hold', role: 'timer', id: 'hold' }), form);
   showStep('form', 'form-title');
@@ -453,6 +455,7 @@ async function submitForm(event, form, submit) {
   submit.textContent = t.sending;
   try {
     const answer = await bookSlot(hold.slot.resource_uuid, body);
+    hold.process ??= await processOf(hold.slot.resource_uuid);
     showDone(answer.createdAppointment, body.email);
   } catch (error) {
     submit.disabled = false;
@@ -492,7 +495,7 @@ function errorText(error, during) {
 // ---- confirmation ----
 function showDone(created, email) {
   const hold = state.hold;
-  const requested = hold.process === 'REQUESTED';
+  const [title, text] = hold.process === 'REQUESTED' ? [t.requestedTitle, t.requestedText] : hold.process === 'IMMEDIATE' ? [t.bookedTitle, t.bookedText] : [t.receivedTitle, t.receivedText];
   const slot = { ...hold.slot, start: created.start, end: created.end };
   const address = hold.participation.formatedAddress;
   const channel = created.contact_channel;
@@ -512,8 +515,8 @@ function showDone(created, email) {
     description: `${t.cancelLink}: ${created.cancelLink}`,
   });
   doneStep.replaceChildren(
-    h('h2', { id: 'done-title', tabindex: '-1' }, requested ? t.requestedTitle : t.bookedTitle),
-    h('p', {}, requested ? t.requestedText(email) : t.bookedText(email)),
+    h('h2', { id: 'done-title', tabindex: '-1' }, title),
+    h('p', {}, text(email)),
     h('dl', { class: 'details' }, rows.map(([term, value]) => h('div', {}, h('dt', {}, term), h('dd', {}, value)))),
     h(
       'ul',
