@@ -1,6 +1,8 @@
 import type { Context } from '../kernel/context.js';
 import type { ChannelKey } from '../resources/booking-channel-setting.entity.js';
+import { validationError } from '../kernel/errors.js';
 import { parseChannelKey } from '../resources/booking-channel.service.js';
+import { BOOKABLES_REFS_MAX } from './bookables.service.js';
 import { resolvePublicResources } from './public-resource.js';
 
 /** What the booking page needs to know before the browser talks to the public API. */
@@ -18,10 +20,12 @@ export interface BookingPageSubject {
 /**
  * Resolves what a booking page shows: the path's resource (unknown is
  * NOT_FOUND, like every booking-flow path) and the extra `ref`s (skipped when
- * they name nothing or another CRM), and checks the channel key.
+ * they name nothing or another CRM; at most as many as the listing takes),
+ * and checks the channel key.
  */
 export async function bookingPageSubject(ctx: Context, ref: string, extraRefs: readonly string[], channelKey: string | undefined): Promise<BookingPageSubject> {
   const key = parseChannelKey(channelKey);
+  if (extraRefs.length > BOOKABLES_REFS_MAX) throw validationError(`ref: at most ${BOOKABLES_REFS_MAX} further resources, got ${extraRefs.length}`);
   const resources = await resolvePublicResources(ctx, ref, extraRefs);
   const provider = resources[0].provider;
   return {

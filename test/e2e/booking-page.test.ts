@@ -51,6 +51,9 @@ describe('booking page /book/:ref and widget /embed.js in Chromium', () => {
     const badWeek = await client.get(`/book/${encodeURIComponent(f.resourceRef)}?week=2027-02-30&lang=en`);
     expect(badWeek.status).toBe(400);
     expect(badWeek.text).toContain('week must be a day as yyyy-MM-dd');
+    const tooMany = await client.get(`/book/${encodeURIComponent(f.resourceRef)}?lang=en&${Array.from({ length: 21 }, (_, i) => `ref=r${i}@x`).join('&')}`);
+    expect(tooMany.status).toBe(400);
+    expect(tooMany.text).toContain('ref: at most 20 further resources');
     const badChannel = await client.get(`/book/${encodeURIComponent(f.resourceRef)}?channelKey=NOPE&lang=en`);
     expect(badChannel.status).toBe(400);
     expect(badChannel.text).toContain('channelKey must be one of');
