@@ -75,6 +75,7 @@ export function bookingPageRouter(root: ContextRoot): express.Router {
     try {
       const lang = stringQuery(req.query, 'lang');
       if (lang !== undefined && lang !== 'de' && lang !== 'en') throw new DomainError('VALIDATION_FAILED', 'lang must be de or en');
+      language = languageOf(req, lang);
       const week = stringQuery(req.query, 'week');
       if (week !== undefined && !isCalendarDay(week)) throw new DomainError('VALIDATION_FAILED', 'week must be a day as yyyy-MM-dd');
       const ctx = createContext(root, { requestId });
@@ -98,9 +99,11 @@ export function bookingPageRouter(root: ContextRoot): express.Router {
       const domainError = toDomainError(error);
       const text = TEXT[language];
       if (domainError.code === 'INTERNAL') root.logger.error('booking page failed', { requestId, error: error instanceof Error ? error.stack : String(error) });
-      if (domainError.status === 404) return sendPage(res, 404, embed, messageHtml(language, text.notFoundTitle, `<p>${text.notFound}</p>`, version));
+      // The service's message stays below the plain words: it says e.g. that a short reference is ambiguous.
+      const detail = `<p class="detail"><code>${escapeHtml(domainError.message)}</code></p>`;
+      if (domainError.status === 404) return sendPage(res, 404, embed, messageHtml(language, text.notFoundTitle, `<p>${text.notFound}</p>${detail}`, version));
       if (domainError.status < 500) {
-        return sendPage(res, domainError.status, embed, messageHtml(language, text.badRequestTitle, `<p>${text.badRequest}</p><p><code>${escapeHtml(domainError.message)}</code></p>`, version));
+        return sendPage(res, domainError.status, embed, messageHtml(language, text.badRequestTitle, `<p>${text.badRequest}</p>${detail}`, version));
       }
       sendPage(res, 500, embed, messageHtml(language, text.failedTitle, `<p>${text.failed}</p>`, version));
     }

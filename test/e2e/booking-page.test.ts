@@ -36,6 +36,7 @@ describe('booking page /book/:ref and widget /embed.js in Chromium', () => {
     expect(unknown.text).toContain('This booking page does not exist');
     const german = await client.get('/book/nobody@nowhere', { 'Accept-Language': 'de-DE,de;q=0.9' });
     expect(german.text).toContain('Diese Buchungsseite gibt es nicht');
+    expect((await client.get('/book/nobody@nowhere?lang=en', { 'Accept-Language': 'de' })).text).toContain('This booking page does not exist');
 
     // Odd paths and parameters are 4xx, never 500.
     for (const path of ['/book/%E0%A4%A', `/book/${'x'.repeat(2000)}`, '/book/..%2F..%2Fetc', '/book/%00', '/book/a@b@c@d', '/book/x?ref[]=1', '/book/x?lang[a]=b', '/book/x?embed=1&week=1']) {
