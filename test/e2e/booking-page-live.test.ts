@@ -87,7 +87,11 @@ describe('booking page: live capacity over graphql-ws, hold expiry, reconnection
       await app.worker!.sweep();
       await slotButton(o, '10:00').waitFor({ timeout: 2000 });
 
-      await holder.clock.fastForward(app.config.holdMs);
+      // A minute before the end the page tells screen readers; at the end everyone.
+      await holder.clock.fastForward(app.config.holdMs - 60_000);
+      await h.getByRole('status').filter({ hasText: 'Your reservation expires in one minute.' }).waitFor();
+      await expect.poll(() => h.locator('#hold').textContent()).toMatch(/^Reserved for you: 0:[5-6]\d minutes left\.$/);
+      await holder.clock.fastForward(60_000);
       await h.getByRole('alert').getByText('Your reservation has expired').waitFor();
       expect(await h.locator('#hold').textContent()).toBe('');
 
