@@ -1,5 +1,4 @@
 import type { Locator, Page } from 'playwright-core';
-import { expect } from 'vitest';
 
 /** The page of a resource; `query` is appended as is (e.g. `lang=en`). */
 export const bookingPageUrl = (baseUrl: string, ref: string, query = ''): string => `${baseUrl}/book/${encodeURIComponent(ref)}${query ? `?${query}` : ''}`;
