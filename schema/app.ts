@@ -24,6 +24,7 @@ import { clientIp, ConnectionRateLimiter, subscriptionCapError } from './graphql
 import { canonicalHost, consumerCors } from './http-middleware.js';
 import { languageFromCookie, requestIdOf } from './request-meta.js';
 import { ROUTES } from './rest/routes.js';
+import { bookingPageRouter } from './web/booking-page.routes.js';
 import { bodyErrorHandler, CRM_KEY_HEADER, restRouter, sendError } from './rest/router.js';
 
 export interface GatewayDeps {
@@ -112,6 +113,9 @@ export async function createGateway(deps: GatewayDeps): Promise<Gateway> {
     // The pid tells which gateway process answered when several share the port (npm start).
     res.status(report.ok ? 200 : 503).json({ ...report, pid: process.pid });
   });
+
+  // The consumer booking page, its browser files and the embed script (issue 15).
+  app.use(bookingPageRouter(root));
 
   // Every body is read as JSON, also when a client forgets the Content-Type header (curl -d sends a form type).
   // Multipart is not part of the API, and an empty body stays absent so the answer says "body is required".
