@@ -17,6 +17,7 @@ import { redisCalendarVersions } from '../services/kernel/calendar-version.js';
 import { checkHealth } from '../services/kernel/health.js';
 import type { Logger } from '../services/kernel/logger.js';
 import type { Orm } from '../services/kernel/orm.js';
+import { apiDocsRouter } from './api-docs.js';
 import { buildGraphqlSchema } from './graphql/build-schema.js';
 import { formatGraphqlError } from './graphql/format-error.js';
 import { createRedisPubSub, LiveHub, type LiveContext } from './graphql/live/live-hub.js';
@@ -116,6 +117,7 @@ export async function createGateway(deps: GatewayDeps): Promise<Gateway> {
 
   // The consumer booking page, its browser files and the embed script (issue 15).
   app.use(bookingPageRouter(root));
+  app.use(apiDocsRouter(deps.config, ROUTES));
 
   // Every body is read as JSON, also when a client forgets the Content-Type header (curl -d sends a form type).
   // Multipart is not part of the API, and an empty body stays absent so the answer says "body is required".

@@ -5,6 +5,8 @@ import { DomainError } from '../../services/kernel/errors.js';
 import { escapeHtml } from '../../services/kernel/html.js';
 import type { RestResponse, Route } from './http.js';
 
+const tag = 'Booking flow';
+
 /**
  * The small page behind a cancel link: GET shows the appointment and asks
  * for confirmation (so a mail scanner that follows links cancels nothing),
@@ -15,12 +17,23 @@ export const cancelPageRoutes: Route[] = [
     method: 'get',
     path: '/cancel/:token',
     auth: 'public',
+    doc: {
+      tag,
+      summary: 'Cancel page: asks to confirm',
+      description: 'The link of the confirmation mails. Nothing is cancelled on GET, so link scanners are harmless.',
+      responses: { 200: { description: 'the page', html: true }, 403: { description: 'invalid or expired link', html: true } },
+    },
     handle: (ctx, req) => page(ctx, () => inspectCancelLink(ctx, req.params.token!), 'ask'),
   },
   {
     method: 'post',
     path: '/cancel/:token',
     auth: 'public',
+    doc: {
+      tag,
+      summary: 'Cancel page: cancels the booking',
+      responses: { 200: { description: 'cancelled (or already cancelled)', html: true }, 403: { description: 'invalid or expired link', html: true } },
+    },
     handle: (ctx, req) => page(ctx, () => cancelByLink(ctx, req.params.token!), 'done'),
   },
 ];

@@ -1,3 +1,4 @@
+import type { AnyZodObject, ZodTypeAny } from 'zod';
 import type { Context } from '../../services/kernel/context.js';
 import { DomainError, validationError } from '../../services/kernel/errors.js';
 
@@ -24,11 +25,38 @@ export interface RestResponse {
 
 export type Method = 'get' | 'post' | 'put' | 'delete';
 
-/** One documented endpoint: its path, who may call it, and the service call behind it. */
+/** One answer of a route in the OpenAPI document: JSON of a schema, HTML, or nothing (204). */
+export interface ResponseDoc {
+  description: string;
+  json?: ZodTypeAny;
+  html?: true;
+}
+
+/**
+ * What the OpenAPI document says about a route (schema/rest/openapi/document.ts).
+ * `body` is the zod schema the service parses the body with; path parameters
+ * come from the path. Every route also answers 400 with the error body, and a
+ * CRM route 401, 403 and 404.
+ */
+export interface RouteDoc {
+  tag: string;
+  summary: string;
+  description?: string;
+  body?: ZodTypeAny;
+  /** An example request body. */
+  example?: unknown;
+  query?: AnyZodObject;
+  responses: Partial<Record<number, ResponseDoc>>;
+  /** Further error statuses, with what they mean (e.g. `{ 409: 'reference taken' }`). */
+  errors?: Partial<Record<number, string>>;
+}
+
+/** One documented endpoint: its path, who may call it, the service call behind it and its documentation. */
 export interface Route {
   method: Method;
   path: string;
   auth: 'crm' | 'public';
+  doc: RouteDoc;
   handle(ctx: Context, req: RestRequest): Promise<RestResponse>;
 }
 

@@ -9,7 +9,7 @@ import { Account, BRANCHES, type Branch } from './account.entity.js';
 /** Account references have the form `<uniqueId>@<platformName>`. */
 export const ACCOUNT_REFERENCE_PATTERN = /^[^@\s]+@[^@\s]+$/;
 
-const accountInput = z.object({
+export const accountInput = z.object({
   ownerReference: requiredText(),
   accountReference: requiredText(),
   branch: requiredText(64),

@@ -11,12 +11,12 @@ import { Appointment } from './appointment.entity.js';
 import { APPOINTMENT_VIEW_POPULATE } from './appointment.view.js';
 import { announceAppointmentRemoved } from './capacity-events.js';
 
-const deleteInput = z
+export const deleteInput = z
   .object({ appointmentReference: z.string().trim().min(1).nullish(), seriesId: z.string().trim().min(1).nullish() })
   .refine((value) => Boolean(value.appointmentReference) !== Boolean(value.seriesId), {
     message: 'must contain either appointmentReference or seriesId',
   });
-const cancelInput = z.object({ appointmentReference: z.string().trim().min(1) });
+export const cancelInput = z.object({ appointmentReference: z.string().trim().min(1) });
 
 /**
  * Deletes an appointment, or every appointment of a series, without telling

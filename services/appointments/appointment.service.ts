@@ -34,7 +34,7 @@ const common = {
   notes: optionalText(10_000),
 };
 
-const singleInput = z.object({
+export const singleInput = z.object({
   ...common,
   reference: requiredText(),
   start: z.string(),
@@ -43,7 +43,7 @@ const singleInput = z.object({
   participations: z.array(embeddedParticipationInput).max(EMBEDDED_PARTICIPATIONS_MAX).nullish(),
 });
 
-const seriesInput = z.object({
+export const seriesInput = z.object({
   ...common,
   from: z.string().nullish(),
   to: z.string().nullish(),

@@ -18,7 +18,7 @@ import { appointmentOf, type HeldPlace, slotOf } from './reserve.service.js';
 
 export const CONSUMER_MESSAGE_MAX = 1024;
 
-const bookingInput = z.object({
+export const bookingInput = z.object({
   start: z.string().trim().min(1),
   end: z.string().trim().min(1),
   timeslot_uuid: uuidField('timeslot_uuid'),

@@ -10,7 +10,7 @@ import type { ParticipationState } from '../participations/participation.entity.
 import { bookingScope, type ScopeProduct, type ScopeResource, utcInstantOf, uuidField } from './booking-request.js';
 import { claimPlace, givePlace, type LotRow, slotTaken } from './place-claim.js';
 
-const reserveInput = z
+export const reserveInput = z
   .object({
     timeslot_uuid: uuidField('timeslot_uuid').nullish(),
     appointment_uuid: uuidField('appointment_uuid').nullish(),

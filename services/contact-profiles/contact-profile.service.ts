@@ -42,8 +42,8 @@ const channelsInput = z
     });
   });
 
-const generalProfileInput = z.object({ name: requiredText(), contactChannels: channelsInput });
-const providerProfileInput = z.object({
+export const generalProfileInput = z.object({ name: requiredText(), contactChannels: channelsInput });
+export const providerProfileInput = z.object({
   reference: requiredText(),
   userReference: requiredText(),
   providerReference: requiredText(),

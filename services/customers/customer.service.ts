@@ -17,7 +17,7 @@ const language = z
   .regex(/^[a-z]{2}(-[A-Za-z]{2})?$/, 'must be a language code such as de or en')
   .transform((value) => value.slice(0, 2).toLowerCase());
 
-const createInput = z.object({
+export const customerCreateInput = z.object({
   customerReference: requiredText(),
   providerReference: requiredText(),
   userName: requiredText(),
@@ -27,7 +27,7 @@ const createInput = z.object({
   language: language.nullish(),
 });
 
-const updateInput = z.object({
+export const customerUpdateInput = z.object({
   customerReference: requiredText().optional(),
   userName: requiredText().optional(),
   email: emailAddress().nullish(),
@@ -56,7 +56,7 @@ export async function getCustomer(ctx: Context, providerReference: string, refer
 /** Creates a customer; an existing reference returns the existing customer unchanged. */
 export async function createCustomer(ctx: Context, providerReference: string, raw: unknown): Promise<{ customer: Customer; created: boolean }> {
   const crm = requireCrm(ctx);
-  const input = parseInput(createInput, raw);
+  const input = parseInput(customerCreateInput, raw);
   return inTransaction(ctx, async (tx) => {
     const provider = await getProvider(tx, providerReference);
     if (input.providerReference !== provider.reference) {
@@ -85,7 +85,7 @@ export async function createCustomer(ctx: Context, providerReference: string, ra
 
 /** Updates the supplied fields; the reference may change, but never to empty or to another customer's. */
 export async function updateCustomer(ctx: Context, providerReference: string, reference: string, raw: unknown): Promise<Customer> {
-  const input = parseInput(updateInput, raw);
+  const input = parseInput(customerUpdateInput, raw);
   return inTransaction(ctx, async (tx) => {
     const provider = await getProvider(tx, providerReference);
     const customer = await customerOrFail(tx, provider, reference);

@@ -15,7 +15,7 @@ import { changeParticipationState, stateMail, writeMails } from './participation
 
 export const MESSAGE_MAX = 1024;
 
-const createInput = z.object({
+export const participationCreateInput = z.object({
   reference: requiredText(),
   appointmentReference: requiredText(),
   customerReference: requiredText(),
@@ -23,7 +23,7 @@ const createInput = z.object({
   message: z.string().max(MESSAGE_MAX).nullish(),
 });
 
-const updateInput = z.object({
+export const participationUpdateInput = z.object({
   state: z.enum(PARTICIPATION_STATES),
   message: z.string().max(MESSAGE_MAX).nullish(),
 });
@@ -50,7 +50,7 @@ export async function createParticipation(
   options: CreateParticipationOptions,
 ): Promise<{ participation: Participation; created: boolean }> {
   const crm = requireCrm(ctx);
-  const input = parseInput(createInput, raw);
+  const input = parseInput(participationCreateInput, raw);
   return inTransaction(ctx, async (tx) => {
     const provider = await getProvider(tx, providerReference);
     const existing = await tx.em.findOne(Participation, { crm, reference: input.reference }, { populate: ['appointment', 'customer'] });
@@ -111,7 +111,7 @@ export async function updateParticipationState(
   sendMails: boolean,
 ): Promise<Participation> {
   const crm = requireCrm(ctx);
-  const input = parseInput(updateInput, raw);
+  const input = parseInput(participationUpdateInput, raw);
   return inTransaction(ctx, async (tx) => {
     const provider = await getProvider(tx, providerReference);
     const participation = await tx.em.findOne(Participation, { crm, reference, appointment: { provider } }, { populate: ['appointment', 'customer'] });

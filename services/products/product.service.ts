@@ -11,7 +11,7 @@ const MAX_MINUTES = 366 * 24 * 60;
 const durationMinutes = () => z.number().int().positive().max(MAX_MINUTES);
 const bufferMinutes = () => z.number().int().nonnegative().max(MAX_MINUTES);
 
-const productInput = z.object({
+export const productInput = z.object({
   reference: requiredText(),
   name: requiredText(),
   description: optionalText(20_000),

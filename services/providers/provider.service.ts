@@ -9,7 +9,7 @@ import { User } from '../users/user.entity.js';
 import { DEFAULT_TIME_ZONE, Provider } from './provider.entity.js';
 import { StaffMembership } from './staff-membership.entity.js';
 
-const providerInput = z.object({
+export const providerInput = z.object({
   reference: requiredText(),
   ownerReference: requiredText(),
   accountReference: requiredText(),
@@ -79,7 +79,7 @@ export async function listStaff(ctx: Context, providerReference: string): Promis
   return memberships.map((membership) => membership.user);
 }
 
-const staffInput = z.object({ userReference: requiredText() });
+export const staffInput = z.object({ userReference: requiredText() });
 
 /** Adds a user of the same CRM to the provider's staff; adding a member again changes nothing. */
 export async function addStaff(ctx: Context, providerReference: string, raw: unknown): Promise<{ user: User; created: boolean }> {

@@ -90,7 +90,7 @@ export function channelOffersProduct(rows: BookingChannelSetting[], channel: Eff
 export const isExclusiveProduct = (rows: BookingChannelSetting[], productId: string): boolean =>
   rows.some((row) => row.exclusiveProductIds.includes(productId));
 
-const channelInput = z.object({
+export const channelInput = z.object({
   visible: z.boolean().optional(),
   bookingProcess: z.enum(BOOKING_PROCESSES).optional(),
   products: z.array(z.string().min(1)).nullable().optional(),

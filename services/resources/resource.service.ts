@@ -42,8 +42,8 @@ const resourceFields = {
 };
 
 // `archived` is a field of the spec's Resource: honoured on create (and on create-or-update of a known reference).
-const resourceInput = z.object({ reference: requiredText(), ...resourceFields, archived: z.boolean().nullish() });
-const resourceUpdateInput = z.object({
+export const resourceInput = z.object({ reference: requiredText(), ...resourceFields, archived: z.boolean().nullish() });
+export const resourceUpdateInput = z.object({
   reference: requiredText().optional(),
   ...resourceFields,
   publicName: resourceFields.publicName.optional(),

@@ -30,9 +30,9 @@ const timeslotInput = z.object({
   address: locationInput().nullish(),
   state: z.enum(TIMESLOT_STATES),
 });
-const createInput = z.object({ timeslots: z.array(timeslotInput).min(1).max(TIMESLOT_BATCH_MAX) });
+export const timeslotCreateInput = z.object({ timeslots: z.array(timeslotInput).min(1).max(TIMESLOT_BATCH_MAX) });
 
-const updateInput = z.object({
+export const timeslotUpdateInput = z.object({
   start: z.string().optional(),
   end: z.string().optional(),
   raster: raster.optional(),
@@ -49,7 +49,7 @@ const updateInput = z.object({
  */
 export async function createTimeslots(ctx: Context, providerReference: string, raw: unknown): Promise<Timeslot[]> {
   const crm = requireCrm(ctx);
-  const input = parseInput(createInput, raw);
+  const input = parseInput(timeslotCreateInput, raw);
   return inTransaction(ctx, async (tx) => {
     const provider = await getProvider(tx, providerReference);
     const created: Timeslot[] = [];
@@ -107,7 +107,7 @@ export async function listTimeslots(ctx: Context, providerReference: string, res
  * off the grid.
  */
 export async function updateTimeslot(ctx: Context, providerReference: string, reference: string, raw: unknown): Promise<Timeslot> {
-  const input = parseInput(updateInput, raw);
+  const input = parseInput(timeslotUpdateInput, raw);
   return inTransaction(ctx, async (tx) => {
     const provider = await getProvider(tx, providerReference);
     const timeslot = await timeslotOf(tx, provider, reference);

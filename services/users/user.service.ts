@@ -9,7 +9,7 @@ import { User } from './user.entity.js';
 
 const FORBIDDEN_USERNAME_CHARACTERS = /[/?:&#\\]/;
 
-const userInput = z.object({
+export const userInput = z.object({
   reference: requiredText(),
   email: emailAddress(),
   username: requiredText().refine((value) => !FORBIDDEN_USERNAME_CHARACTERS.test(value), {
