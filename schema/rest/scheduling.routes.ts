@@ -20,7 +20,7 @@ import {
 import { createTimeslots, deleteTimeslot, listTimeslots, timeslotCreateInput, timeslotUpdateInput, updateTimeslot } from '../../services/timeslots/timeslot.service.js';
 import { toTimeslotView } from '../../services/timeslots/timeslot.view.js';
 import { booleanQuery, noContent, ok, type Route, stringQuery, wrap } from './http.js';
-import { flagParam, textParam } from './openapi/query-params.js';
+import { flagParam, requiredTextParam, textParam } from './openapi/query-params.js';
 import { apiInfo, appointmentView, customerView, participationView, timeslotView, timeslotWithAppointmentsView, wrapped } from './openapi/response-schemas.js';
 import { z } from './openapi/zod-openapi.js';
 
@@ -56,7 +56,10 @@ export const schedulingRoutes: Route[] = [
     doc: {
       tag,
       summary: 'List the timeslots of a resource, with their appointments',
-      query: z.object({ from: textParam('only timeslots ending after this time'), to: textParam('only timeslots starting before this time') }),
+      query: z.object({
+        from: requiredTextParam('only timeslots ending after this time', '2027-05-01T00:00'),
+        to: requiredTextParam('only timeslots starting before this time', '2027-06-01T00:00'),
+      }),
       responses: { 200: { description: 'the timeslots', json: z.array(timeslotWithAppointmentsView) } },
     },
     async handle(ctx, req) {

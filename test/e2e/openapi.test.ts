@@ -106,7 +106,7 @@ describe('OpenAPI document and reference page', () => {
     const held = await reserve(app.anonymous, f);
     expectDocumented('post', '/rest/1/resources/{ref}/reserve_appointment', held);
     expectDocumented('post', '/resources/{ref}/create_appointment_with_consumer', await book(app.anonymous, f, { placeholder_id: held.body.participation.customer_uuid }));
-    expectDocumented('get', `${P}/resource/{resourceRef}/timeslots`, await f.api.get(`${base}/resource/${enc(f.resourceRef)}/timeslots`));
+    expectDocumented('get', `${P}/resource/{resourceRef}/timeslots`, await f.api.get(`${base}/resource/${enc(f.resourceRef)}/timeslots?from=2000-01-01T00:00&to=2100-01-01T00:00`));
     expectDocumented('get', `${P}/appointments`, await f.api.get(`${base}/appointments`));
     expectDocumented('get', `${P}/customers/{customerRef}`, await f.api.get(`${base}/customers/nobody`));
     expectDocumented('post', '/crms/{crmId}/user', await f.api.post(`/crms/${f.crmId}/user`, { reference: 'x' }));

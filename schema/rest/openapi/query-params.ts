@@ -7,3 +7,5 @@ export const flagParam = (description: string) =>
 export const textParam = (description: string, example?: string) => z.string().optional().openapi({ description, ...(example ? { example } : {}) });
 
 export const listParam = (description: string) => z.array(z.string()).optional().openapi({ description: `${description} (repeatable: \`?ref=a&ref=b\`)` });
+
+export const requiredTextParam = (description: string, example?: string) => z.string().openapi({ description, ...(example ? { example } : {}) });
