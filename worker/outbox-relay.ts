@@ -7,6 +7,7 @@ import type { Logger } from '../services/kernel/logger.js';
 import type { Orm } from '../services/kernel/orm.js';
 import { recordMailsQueued } from '../services/mail/mail-delivery.service.js';
 import { OUTBOX_CHANNEL } from '../services/outbox/outbox.service.js';
+import { fanOutWebhookDeliveries, WEBHOOK_TOPIC } from '../services/webhooks/webhook-events.js';
 
 interface PendingRow {
   id: string;
@@ -31,7 +32,14 @@ export interface RelayDeps {
 
 /** Job id of the BullMQ job made from an outbox row: the same row always gives the same id. */
 export const jobIdFor = (row: { id: string; kind: string; topic: string; payload: Record<string, unknown> }): string =>
-  row.topic === 'hold-expiry' ? `hold-${String(row.payload.participationId)}` : `${row.topic}-${row.id}`;
+  row.topic === 'hold-expiry'
+    ? `hold-${String(row.payload.participationId)}`
+    : row.topic === WEBHOOK_TOPIC
+      ? webhookJobIdFor(String(row.payload.deliveryId))
+      : `${row.topic}-${row.id}`;
+
+/** Job id of a webhook delivery's job, the same from the relay and from the sweep that re-queues lost ones. */
+export const webhookJobIdFor = (deliveryId: string): string => `${WEBHOOK_TOPIC}-${deliveryId}`;
 
 /** Job id of the mail job made from the outbox row `outboxId`. */
 export const mailJobIdFor = (outboxId: string): string => jobIdFor({ id: outboxId, kind: 'mail', topic: 'mail', payload: {} });
@@ -145,6 +153,8 @@ export class OutboxRelay {
         [this.batchSize],
       );
       for (const row of rows) await this.dispatch(row);
+      // Appointment changes become webhook deliveries (and their jobs' outbox rows) in this same transaction.
+      await fanOutWebhookDeliveries(tx, rows);
       const touched = rows.filter((row) => row.topic === TOPICS.capacityChanged).map((row) => row.payload.resourceId);
       await this.deps.calendar?.bump(touched.filter((id): id is string => typeof id === 'string'));
       if (rows.length) {

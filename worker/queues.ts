@@ -14,11 +14,19 @@ export interface RetryPolicy {
  */
 export const MAIL_RETRY: RetryPolicy = { attempts: 8, delayMs: 2000 };
 
+/**
+ * Webhooks: 13 attempts, exponential back-off from 30 s (30 s, 1 min, 2 min,
+ * ... 17 h): the last attempt comes about 34 hours after the first.
+ */
+export const WEBHOOK_RETRY: RetryPolicy = { attempts: 13, delayMs: 30_000 };
+
 /** One BullMQ Queue per queue name, sharing a connection. */
-export function createQueues(connection: Redis, prefix: string, overrides: { mail?: RetryPolicy } = {}): Record<string, Queue> {
+export function createQueues(connection: Redis, prefix: string, overrides: { mail?: RetryPolicy; webhook?: RetryPolicy } = {}): Record<string, Queue> {
   const mail = overrides.mail ?? MAIL_RETRY;
+  const webhook = overrides.webhook ?? WEBHOOK_RETRY;
   const jobOptions = {
     [QUEUES.mail]: { attempts: mail.attempts, backoff: { type: 'exponential', delay: mail.delayMs } },
+    [QUEUES.webhook]: { attempts: webhook.attempts, backoff: { type: 'exponential', delay: webhook.delayMs } },
     [QUEUES.holdExpiry]: { attempts: 10, backoff: { type: 'fixed', delay: 1000 } },
   } as const;
   return Object.fromEntries(

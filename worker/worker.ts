@@ -15,6 +15,7 @@ import { recoverLostMails } from './mail-recovery.js';
 import { type MailJobData, mailProcessor, onMailJobFailed } from './mail.processor.js';
 import { OutboxRelay } from './outbox-relay.js';
 import { createQueues, type RetryPolicy } from './queues.js';
+import { recoverLostWebhookJobs, webhookProcessor } from './webhook.processor.js';
 
 export interface WorkerDeps {
   config: Config;
@@ -30,6 +31,10 @@ export interface WorkerDeps {
   mailStaleMs?: number;
   /** Tests shorten the mail retry policy (attempts, first back-off delay). */
   mailRetry?: RetryPolicy;
+  /** Tests shorten the webhook retry policy. */
+  webhookRetry?: RetryPolicy;
+  /** A webhook delivery overdue this long is checked for a lost job (default 5 minutes). */
+  webhookStaleMs?: number;
   /** How long a job stays locked without renewal before another worker takes it over (BullMQ lockDuration). */
   lockMs?: number;
 }
@@ -59,7 +64,7 @@ export async function startWorker(deps: WorkerDeps): Promise<RunningWorker> {
   const transport = deps.transport ?? createMailTransport(config);
   // Queue and publisher fail fast while Redis is away, so the relay rolls back and retries
   // instead of holding its transaction open until Redis returns.
-  const queues = createQueues(connect('worker-queues', false), config.queuePrefix, { mail: deps.mailRetry });
+  const queues = createQueues(connect('worker-queues', false), config.queuePrefix, { mail: deps.mailRetry, webhook: deps.webhookRetry });
   const relay = new OutboxRelay({ orm, databaseUrl: config.databaseUrl, queues, publisher: connect('worker-publisher', false), calendar, logger, pollMs: deps.relayPollMs });
 
   // A SIGKILLed worker's jobs come back after lockMs; a job may stall several times (crashes, Redis outages)
@@ -68,7 +73,8 @@ export async function startWorker(deps: WorkerDeps): Promise<RunningWorker> {
   const common = { prefix: config.queuePrefix, lockDuration: lockMs, stalledInterval: lockMs, maxStalledCount: 5 };
   const mailWorker = new Worker<MailJobData>(QUEUES.mail, mailProcessor(root, transport), { ...common, connection: connect('worker-mail', true), concurrency: 5 });
   const holdWorker = new Worker(QUEUES.holdExpiry, holdExpiryProcessor(root), { ...common, connection: connect('worker-hold-expiry', true), concurrency: 10 });
-  const workers = [mailWorker, holdWorker];
+  const webhookWorker = new Worker(QUEUES.webhook, webhookProcessor(root), { ...common, connection: connect('worker-webhook', true), concurrency: 10 });
+  const workers = [mailWorker, holdWorker, webhookWorker];
   for (const worker of workers) {
     worker.on('failed', (job, error) => logger.warn('job failed', { queue: worker.name, jobId: job?.id, attempt: job?.attemptsMade, error: error.message }));
     worker.on('error', (error) => logger.warn('worker error', { queue: worker.name, error: error.message }));
@@ -85,6 +91,7 @@ export async function startWorker(deps: WorkerDeps): Promise<RunningWorker> {
       try {
         await sweepExpiredHolds(root);
         await recoverLostMails(root, queues[QUEUES.mail]!, mailStaleMs);
+        await recoverLostWebhookJobs(root, queues[QUEUES.webhook]!, deps.webhookStaleMs ?? 300_000);
         await pruneDispatchedOutbox(orm.em.fork(), new Date(deps.clock.now().getTime() - OUTBOX_RETENTION_MS));
       } catch (error) {
         logger.warn('sweep failed', { error: String(error) });

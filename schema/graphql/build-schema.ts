@@ -7,8 +7,9 @@ import { MailResolver } from './mail/mail.resolver.js';
 import { OfferingsResolver } from './offerings/offerings.resolver.js';
 import { SchedulingResolver } from './scheduling/scheduling.resolver.js';
 import { SetupResolver } from './setup/setup.resolver.js';
+import { WebhookResolver } from './webhooks/webhook.resolver.js';
 
-export const RESOLVERS = [SetupResolver, OfferingsResolver, SchedulingResolver, LiveResolver, BookingResolver, MailResolver] as const;
+export const RESOLVERS = [SetupResolver, OfferingsResolver, SchedulingResolver, LiveResolver, BookingResolver, MailResolver, WebhookResolver] as const;
 
 /**
  * Builds the executable schema from the type-graphql resolvers. `pubSub` is

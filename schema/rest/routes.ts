@@ -4,6 +4,7 @@ import type { Route } from './http.js';
 import { offeringsRoutes } from './offerings.routes.js';
 import { schedulingRoutes } from './scheduling.routes.js';
 import { setupRoutes } from './setup.routes.js';
+import { webhookRoutes } from './webhooks.routes.js';
 
 /** Every documented REST endpoint, by spec section. */
-export const ROUTES: Route[] = [...setupRoutes, ...offeringsRoutes, ...schedulingRoutes, ...bookingRoutes, ...cancelPageRoutes];
+export const ROUTES: Route[] = [...setupRoutes, ...offeringsRoutes, ...schedulingRoutes, ...bookingRoutes, ...cancelPageRoutes, ...webhookRoutes];

@@ -14,6 +14,7 @@ import { BookingChannelSetting } from '../resources/booking-channel-setting.enti
 import { Resource } from '../resources/resource.entity.js';
 import { Timeslot } from '../timeslots/timeslot.entity.js';
 import { User } from '../users/user.entity.js';
+import { Webhook, WebhookDelivery } from '../webhooks/webhook.entity.js';
 
 /** Every entity of the domain, in one list the ORM and the migrations share. */
 export const ENTITIES = [
@@ -33,4 +34,6 @@ export const ENTITIES = [
   Customer,
   OutboxMessage,
   MailDelivery,
+  Webhook,
+  WebhookDelivery,
 ];

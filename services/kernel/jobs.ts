@@ -6,6 +6,8 @@
 export const QUEUES = {
   mail: 'mail',
   holdExpiry: 'hold-expiry',
+  /** Webhook deliveries (services/webhooks); job data `{ deliveryId }`. */
+  webhook: 'webhook',
 } as const;
 export type QueueName = (typeof QUEUES)[keyof typeof QUEUES];
 

@@ -11,6 +11,7 @@ import { createLogger } from '../../services/kernel/logger.js';
 import { initOrm, type Orm } from '../../services/kernel/orm.js';
 import { createRedis } from '../../services/kernel/redis.js';
 import type { MailTransport } from '../../services/mail/mail-transport.js';
+import type { RetryPolicy } from '../../worker/queues.js';
 import { type RunningWorker, startWorker } from '../../worker/worker.js';
 import { TEST_DATABASE_URL, TEST_REDIS_URL } from './env.js';
 import { isolatedDatabase } from './isolated-database.js';
@@ -35,7 +36,7 @@ export interface TestApp {
 export interface TestAppOptions {
   config?: Partial<Config>;
   /** Also run the worker (relay, mail, hold expiry) in this process. */
-  worker?: boolean | { transport?: MailTransport; relayPollMs?: number; sweepMs?: number };
+  worker?: boolean | { transport?: MailTransport; relayPollMs?: number; sweepMs?: number; webhookRetry?: RetryPolicy; webhookStaleMs?: number };
 }
 
 /** Starts a real gateway (and optionally the worker) on a free port against the test database and Redis. */

@@ -253,3 +253,31 @@ export const activeProductsView = z
 export const publicDataView = z.record(z.unknown()).openapi('PublicData', { description: 'What a booking page shows about the first resource named: names, image, help text, contact.' });
 
 export const healthView = z.object({ ok: z.boolean(), pid: z.number().int() }).passthrough().openapi('Health');
+
+const webhookFields = {
+  id: z.string().uuid(),
+  url: z.string().url(),
+  events: z.array(z.string()),
+  description: nullableText,
+  createdAt: utc,
+};
+
+export const webhookView = z.object(webhookFields).openapi('Webhook');
+
+export const createdWebhookView = z
+  .object({ ...webhookFields, secret: z.string().openapi({ description: 'The signing secret, shown only in this answer', example: 'whsec_…' }) })
+  .openapi('CreatedWebhook');
+
+export const webhookDeliveryView = z
+  .object({
+    id: z.string().uuid().openapi({ description: 'Delivery id: `id` of the body and `X-Booking-Delivery`, the same on every retry' }),
+    eventId: z.string(),
+    type: z.string(),
+    status: z.enum(['PENDING', 'RETRYING', 'SUCCEEDED', 'FAILED']),
+    attempts: z.array(z.object({ at: utc, statusCode: z.number().int().nullable(), error: nullableText, durationMs: z.number().int() })),
+    nextAttemptAt: utc.nullable(),
+    createdAt: utc,
+    deliveredAt: utc.nullable(),
+    body: z.string().openapi({ description: 'The JSON body exactly as sent and signed' }),
+  })
+  .openapi('WebhookDelivery');

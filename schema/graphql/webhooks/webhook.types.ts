@@ -1,0 +1,40 @@
+import { Field, ID, Int, ObjectType, registerEnumType } from 'type-graphql';
+import { WEBHOOK_DELIVERY_STATUSES, type WebhookDeliveryStatus } from '../../../services/webhooks/webhook.entity.js';
+
+export const WebhookDeliveryStatusEnum = Object.fromEntries(WEBHOOK_DELIVERY_STATUSES.map((status) => [status, status])) as {
+  [S in WebhookDeliveryStatus]: S;
+};
+registerEnumType(WebhookDeliveryStatusEnum, {
+  name: 'WebhookDeliveryStatus',
+  description: 'PENDING (first attempt to come), RETRYING (an attempt failed, another follows), SUCCEEDED (2xx), FAILED (out of attempts)',
+});
+
+@ObjectType('Webhook', { description: 'An endpoint of the CRM that receives signed events (REST: /crms/{crmId}/webhooks).' })
+export class WebhookType {
+  @Field(() => ID) id!: string;
+  @Field(() => String) url!: string;
+  @Field(() => [String], { description: 'Event types, e.g. participation.added, participation.state_changed' }) events!: string[];
+  @Field(() => String, { nullable: true }) description!: string | null;
+  @Field(() => String, { description: 'ISO 8601, UTC' }) createdAt!: string;
+}
+
+@ObjectType('WebhookAttempt', { description: 'One attempt to deliver an event.' })
+export class WebhookAttemptType {
+  @Field(() => String, { description: 'ISO 8601, UTC' }) at!: string;
+  @Field(() => Int, { nullable: true, description: 'HTTP status of the answer; null when none came' }) statusCode!: number | null;
+  @Field(() => String, { nullable: true }) error!: string | null;
+  @Field(() => Int) durationMs!: number;
+}
+
+@ObjectType('WebhookDelivery', { description: 'One event for one webhook, with every attempt.' })
+export class WebhookDeliveryType {
+  @Field(() => ID, { description: 'Delivery id: `id` of the body and X-Booking-Delivery, the same on every retry' }) id!: string;
+  @Field(() => String) eventId!: string;
+  @Field(() => String, { description: 'Event type, e.g. participation.added' }) type!: string;
+  @Field(() => WebhookDeliveryStatusEnum) status!: WebhookDeliveryStatus;
+  @Field(() => [WebhookAttemptType]) attempts!: WebhookAttemptType[];
+  @Field(() => String, { nullable: true }) nextAttemptAt!: string | null;
+  @Field(() => String) createdAt!: string;
+  @Field(() => String, { nullable: true }) deliveredAt!: string | null;
+  @Field(() => String, { description: 'The JSON body exactly as sent and signed' }) body!: string;
+}

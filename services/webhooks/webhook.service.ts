@@ -1,0 +1,112 @@
+import { randomBytes } from 'node:crypto';
+import { z } from 'zod';
+import { type Context, requireCrm } from '../kernel/context.js';
+import { notFound, validationError } from '../kernel/errors.js';
+import { isUuid } from '../kernel/ids.js';
+import { optionalText, parseInput } from '../kernel/validation.js';
+import { WEBHOOK_EVENT_TYPES } from './webhook-events.js';
+import { type WebhookAttempt, Webhook, WebhookDelivery, type WebhookDeliveryStatus } from './webhook.entity.js';
+
+/** Hosts an endpoint may use plain HTTP on, outside production (a receiver on the developer's machine). */
+const LOCAL_HOSTS = new Set(['localhost', '127.0.0.1', '[::1]']);
+
+export const webhookInput = z.object({
+  url: z.string().trim().max(2048).url(),
+  events: z.array(z.enum(WEBHOOK_EVENT_TYPES)).min(1).max(WEBHOOK_EVENT_TYPES.length * 4),
+  description: optionalText(),
+});
+
+export interface WebhookView {
+  id: string;
+  url: string;
+  events: string[];
+  description: string | null;
+  createdAt: string;
+}
+
+export interface WebhookDeliveryView {
+  id: string;
+  eventId: string;
+  type: string;
+  status: WebhookDeliveryStatus;
+  attempts: WebhookAttempt[];
+  nextAttemptAt: string | null;
+  createdAt: string;
+  deliveredAt: string | null;
+  /** The body exactly as sent (and signed). */
+  body: string;
+}
+
+/** Deliveries a listing shows at most, newest first. */
+export const DELIVERY_LIST_MAX = 100;
+
+/**
+ * Registers an endpoint for the event types given. The answer carries the
+ * signing secret; it is never shown again (the service keeps it to sign).
+ */
+export async function createWebhook(ctx: Context, raw: unknown): Promise<{ webhook: Webhook; secret: string }> {
+  const crm = requireCrm(ctx);
+  const input = parseInput(webhookInput, raw);
+  const url = new URL(input.url);
+  if (url.protocol !== 'https:' && !(url.protocol === 'http:' && !ctx.config.production && LOCAL_HOSTS.has(url.hostname))) {
+    throw validationError('url must use https (plain http only for localhost, and not in production)');
+  }
+  if (url.username || url.password) throw validationError('url must not contain credentials');
+  const secret = `whsec_${randomBytes(32).toString('base64url')}`;
+  const webhook = ctx.em.create(Webhook, {
+    crm,
+    url: url.toString(),
+    events: [...new Set(input.events)].sort(),
+    description: input.description ?? null,
+    secret,
+    createdAt: ctx.clock.now(),
+  });
+  await ctx.em.persistAndFlush(webhook);
+  return { webhook, secret };
+}
+
+/** The CRM's webhooks, oldest first. */
+export async function listWebhooks(ctx: Context): Promise<Webhook[]> {
+  const crm = requireCrm(ctx);
+  return ctx.em.find(Webhook, { crm }, { orderBy: { createdAt: 'asc', id: 'asc' } });
+}
+
+/** Removes a webhook; deliveries still pending are dropped with it. */
+export async function deleteWebhook(ctx: Context, webhookId: string): Promise<void> {
+  const webhook = await getWebhook(ctx, webhookId);
+  await ctx.em.removeAndFlush(webhook);
+}
+
+/** The latest deliveries of one of the CRM's webhooks, newest first, with every attempt. */
+export async function listDeliveries(ctx: Context, webhookId: string): Promise<WebhookDelivery[]> {
+  const webhook = await getWebhook(ctx, webhookId);
+  return ctx.em.find(WebhookDelivery, { webhook }, { orderBy: { createdAt: 'desc', id: 'desc' }, limit: DELIVERY_LIST_MAX });
+}
+
+/** A webhook of the calling CRM; another CRM's, or an id that is no UUID, is 404 as if unknown. */
+async function getWebhook(ctx: Context, webhookId: string): Promise<Webhook> {
+  const crm = requireCrm(ctx);
+  const webhook = isUuid(webhookId) ? await ctx.em.findOne(Webhook, { id: webhookId, crm }) : null;
+  if (!webhook) throw notFound('Webhook', webhookId);
+  return webhook;
+}
+
+export const toWebhookView = (webhook: Webhook): WebhookView => ({
+  id: webhook.id,
+  url: webhook.url,
+  events: webhook.events,
+  description: webhook.description,
+  createdAt: webhook.createdAt.toISOString(),
+});
+
+export const toWebhookDeliveryView = (delivery: WebhookDelivery): WebhookDeliveryView => ({
+  id: delivery.id,
+  eventId: String(delivery.eventId),
+  type: delivery.eventType,
+  status: delivery.status,
+  attempts: delivery.attemptLog,
+  nextAttemptAt: delivery.nextAttemptAt?.toISOString() ?? null,
+  createdAt: delivery.createdAt.toISOString(),
+  deliveredAt: delivery.deliveredAt?.toISOString() ?? null,
+  body: delivery.body,
+});
