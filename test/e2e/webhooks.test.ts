@@ -243,8 +243,8 @@ describe('webhooks for CRMs', () => {
 
     const other = await app.newCrm();
     const foreign = await other.api.graphql(query, { id: hook.id });
-    expect(foreign.body.errors[0].extensions.code).toBe('NOT_FOUND');
+    expect(foreign.body.errors![0].extensions.code).toBe('NOT_FOUND');
     const anonymous = await app.anonymous.graphql(query, { id: hook.id });
-    expect(anonymous.body.errors[0].extensions.code).toBe('UNAUTHENTICATED');
+    expect(anonymous.body.errors![0].extensions.code).toBe('UNAUTHENTICATED');
   });
 });
