@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { BlockList, isIP } from 'node:net';
 import { z } from 'zod';
 import { type Context, requireCrm } from '../kernel/context.js';
 import { notFound, validationError } from '../kernel/errors.js';
@@ -9,6 +10,21 @@ import { type WebhookAttempt, Webhook, WebhookDelivery, type WebhookDeliveryStat
 
 /** Hosts an endpoint may use plain HTTP on, outside production (a receiver on the developer's machine). */
 const LOCAL_HOSTS = new Set(['localhost', '127.0.0.1', '[::1]']);
+
+/** Addresses of the service's own network, which a CRM's endpoint may not name in production. */
+const INTERNAL_ADDRESSES = new BlockList();
+for (const [network, prefix] of [['0.0.0.0', 8], ['10.0.0.0', 8], ['100.64.0.0', 10], ['127.0.0.0', 8], ['169.254.0.0', 16], ['172.16.0.0', 12], ['192.168.0.0', 16]] as const) {
+  INTERNAL_ADDRESSES.addSubnet(network, prefix, 'ipv4');
+}
+for (const [network, prefix] of [['::', 127], ['fc00::', 7], ['fe80::', 10]] as const) INTERNAL_ADDRESSES.addSubnet(network, prefix, 'ipv6');
+
+/** Whether a URL's host is this machine or a private network by its very name (names that resolve there are not caught). */
+function namesInternalHost(hostname: string): boolean {
+  const host = hostname.replace(/^\[|\]$/g, '');
+  if (host === 'localhost' || host.endsWith('.localhost')) return true;
+  const family = isIP(host);
+  return family !== 0 && INTERNAL_ADDRESSES.check(host, family === 4 ? 'ipv4' : 'ipv6');
+}
 
 export const webhookInput = z.object({
   url: z.string().trim().max(2048).url(),
@@ -52,6 +68,7 @@ export async function createWebhook(ctx: Context, raw: unknown): Promise<{ webho
     throw validationError('url must use https (plain http only for localhost, and not in production)');
   }
   if (url.username || url.password) throw validationError('url must not contain credentials');
+  if (ctx.config.production && namesInternalHost(url.hostname)) throw validationError('url must not name a local or private address');
   const secret = `whsec_${randomBytes(32).toString('base64url')}`;
   const webhook = ctx.em.create(Webhook, {
     crm,

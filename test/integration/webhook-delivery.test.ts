@@ -118,4 +118,19 @@ describe('webhook deliveries (services/webhooks)', () => {
     expect(hits).toBe(0);
     answer = 200;
   });
+
+  it('in production refuses plain http, and local or private addresses by name; elsewhere http to localhost is fine', async () => {
+    const { crmId } = await app.newCrm();
+    const crm = await app.orm.em.fork().findOneOrFail(CrmIntegration, { id: crmId });
+    const production = createContext({ ...root(), config: { ...app.config, production: true } }, { crm });
+    for (const url of ['http://localhost:3000/x', 'https://localhost/x', 'https://127.0.0.1/x', 'https://10.1.2.3/x', 'https://192.168.0.10/x', 'https://[::1]/x', 'https://169.254.169.254/latest', 'https://api.localhost/x']) {
+      await expect(createWebhook(production, { url, events: ['hold.expired'] }), url).rejects.toThrow(/url must/);
+    }
+    const { webhook } = await createWebhook(production, { url: 'https://203.0.113.7/hooks', events: ['hold.expired', 'hold.expired'] });
+    expect(webhook.events).toEqual(['hold.expired']);
+    const development = createContext(root(), { crm });
+    expect((await createWebhook(development, { url: 'http://localhost:3000/x', events: ['hold.expired'] })).webhook.url).toBe('http://localhost:3000/x');
+    const [count] = await sql<{ n: string }>(app, `select count(*) as n from webhook where crm_id = ?`, [crmId]);
+    expect(Number(count!.n)).toBe(2);
+  });
 });
