@@ -15,6 +15,7 @@ import { recoverLostMails } from './mail-recovery.js';
 import { type MailJobData, mailProcessor, onMailJobFailed } from './mail.processor.js';
 import { OutboxRelay } from './outbox-relay.js';
 import { createQueues, type RetryPolicy } from './queues.js';
+import { pruneWebhookDeliveries, WEBHOOK_DELIVERY_RETENTION_MS } from '../services/webhooks/webhook-delivery.service.js';
 import { recoverLostWebhookJobs, webhookProcessor } from './webhook.processor.js';
 
 export interface WorkerDeps {
@@ -92,6 +93,7 @@ export async function startWorker(deps: WorkerDeps): Promise<RunningWorker> {
         await sweepExpiredHolds(root);
         await recoverLostMails(root, queues[QUEUES.mail]!, mailStaleMs);
         await recoverLostWebhookJobs(root, queues[QUEUES.webhook]!, deps.webhookStaleMs ?? 300_000);
+        await pruneWebhookDeliveries(root, new Date(deps.clock.now().getTime() - WEBHOOK_DELIVERY_RETENTION_MS));
         await pruneDispatchedOutbox(orm.em.fork(), new Date(deps.clock.now().getTime() - OUTBOX_RETENTION_MS));
       } catch (error) {
         logger.warn('sweep failed', { error: String(error) });

@@ -9,6 +9,7 @@ export class Migration20261123013000_Webhooks extends Migration {
 
     this.addSql(`create table "webhook_delivery" ("id" uuid not null, "webhook_id" uuid not null, "crm_id" varchar(100) not null, "event_id" bigint not null, "event_type" varchar(64) not null, "body" text not null, "status" varchar(16) not null, "attempts" int not null default 0, "attempt_log" jsonb not null default '[]', "next_attempt_at" timestamptz null, "locked_until" timestamptz null, "created_at" timestamptz not null, "delivered_at" timestamptz null, constraint "webhook_delivery_pkey" primary key ("id"));`);
     this.addSql(`create index "webhook_delivery_webhook_id_created_at_index" on "webhook_delivery" ("webhook_id", "created_at");`);
+    this.addSql(`create index "webhook_delivery_created_at_index" on "webhook_delivery" ("created_at");`);
     // One delivery per webhook and event, so a relay that hands the same outbox row over twice fans it out once.
     this.addSql(`alter table "webhook_delivery" add constraint "webhook_delivery_webhook_id_event_id_unique" unique ("webhook_id", "event_id");`);
     this.addSql(`create index "webhook_delivery_pending_index" on "webhook_delivery" ("next_attempt_at") where "status" in ('PENDING', 'RETRYING');`);

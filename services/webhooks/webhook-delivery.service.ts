@@ -82,6 +82,20 @@ export async function attemptWebhookDelivery(root: ContextRoot, deliveryId: stri
   return delivered ? 'delivered' : 'failed';
 }
 
+/** How long finished deliveries (SUCCEEDED, FAILED) stay listed before the worker deletes them. */
+export const WEBHOOK_DELIVERY_RETENTION_MS = 30 * 24 * 3600_000;
+
+/** Deletes up to `limit` finished deliveries created before `before`; returns how many went. */
+export async function pruneWebhookDeliveries(root: ContextRoot, before: Date, limit = 5000): Promise<number> {
+  const deleted = await root.em.fork().execute<{ id: string }[]>(
+    `delete from webhook_delivery where id in (
+       select id from webhook_delivery where created_at < ? and status in ('SUCCEEDED', 'FAILED') order by created_at limit ?
+     ) returning id`,
+    [before, limit],
+  );
+  return deleted.length;
+}
+
 /**
  * Deliveries that should have been attempted a while ago but are not under
  * way: their job was lost (e.g. with Redis). The worker queues them again

@@ -49,6 +49,7 @@ export interface WebhookAttempt {
 @Entity({ tableName: 'webhook_delivery' })
 @Unique({ properties: ['webhook', 'eventId'] })
 @Index({ properties: ['webhook', 'createdAt'] })
+@Index({ properties: ['createdAt'] })
 @Index({ name: 'webhook_delivery_pending_index', expression: `create index "webhook_delivery_pending_index" on "webhook_delivery" ("next_attempt_at") where "status" in ('PENDING', 'RETRYING')` })
 export class WebhookDelivery {
   /** Also the de-duplication id the receiver gets (`id` of the body, `X-Booking-Delivery`). */

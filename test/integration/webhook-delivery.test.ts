@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CrmIntegration } from '../../services/crm/crm-integration.entity.js';
 import { type ContextRoot, createContext } from '../../services/kernel/context.js';
 import { newId } from '../../services/kernel/ids.js';
-import { attemptWebhookDelivery } from '../../services/webhooks/webhook-delivery.service.js';
+import { attemptWebhookDelivery, pruneWebhookDeliveries } from '../../services/webhooks/webhook-delivery.service.js';
 import { fanOutWebhookDeliveries } from '../../services/webhooks/webhook-events.js';
 import { createWebhook, deleteWebhook } from '../../services/webhooks/webhook.service.js';
 import { startTestApp, type TestApp } from '../support/harness.js';
@@ -132,5 +132,21 @@ describe('webhook deliveries (services/webhooks)', () => {
     expect((await createWebhook(development, { url: 'http://localhost:3000/x', events: ['hold.expired'] })).webhook.url).toBe('http://localhost:3000/x');
     const [count] = await sql<{ n: string }>(app, `select count(*) as n from webhook where crm_id = ?`, [crmId]);
     expect(Number(count!.n)).toBe(2);
+  });
+
+  it('prunes finished deliveries after the retention time, keeps the ones still under way and the recent ones', async () => {
+    const { row, webhook } = await setup();
+    const rows = [0, 1, 2, 3].map(() => ({ ...row, id: String(eventIds++) }));
+    await fanOutWebhookDeliveries(app.orm.em.fork(), rows);
+    const ids = (await deliveriesOf(webhook.id)).map((d) => d.id).sort();
+    const [oldSucceeded, oldFailed, oldPending, recentSucceeded] = ids;
+    const set = (id: string, status: string, createdAt: string) =>
+      sql(app, `update webhook_delivery set status = ?, created_at = ? where id = ?`, [status, createdAt, id]);
+    await set(oldSucceeded!, 'SUCCEEDED', '2026-01-01T00:00:00Z');
+    await set(oldFailed!, 'FAILED', '2026-01-01T00:00:00Z');
+    await set(oldPending!, 'RETRYING', '2026-01-01T00:00:00Z');
+    await set(recentSucceeded!, 'SUCCEEDED', '2026-06-30T00:00:00Z');
+    expect(await pruneWebhookDeliveries(root(), new Date('2026-06-01T00:00:00Z'))).toBeGreaterThanOrEqual(2);
+    expect((await deliveriesOf(webhook.id)).map((d) => d.id).sort()).toEqual([oldPending, recentSucceeded].sort());
   });
 });
