@@ -1,6 +1,7 @@
 import { Entity, Index, ManyToOne, PrimaryKey, Property, type Opt, type Rel, Unique } from '@mikro-orm/core';
 import { CrmIntegration } from '../crm/crm-integration.entity.js';
 import { newId } from '../kernel/ids.js';
+import type { WebhookEventType } from './webhook-events.js';
 
 /** An endpoint of a CRM that hears the event types it chose, signed with its secret. */
 @Entity({ tableName: 'webhook' })
@@ -16,7 +17,7 @@ export class Webhook {
 
   /** Event types (WEBHOOK_EVENT_TYPES) the endpoint receives. */
   @Property({ type: 'json' })
-  events!: string[];
+  events!: WebhookEventType[];
 
   @Property({ type: 'string', length: 255, nullable: true })
   description: string | null = null;
@@ -67,7 +68,7 @@ export class WebhookDelivery {
   eventId!: string;
 
   @Property({ type: 'string', length: 64 })
-  eventType!: string;
+  eventType!: WebhookEventType;
 
   /** The JSON body exactly as sent and signed. */
   @Property({ type: 'text' })

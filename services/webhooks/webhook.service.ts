@@ -5,7 +5,7 @@ import { type Context, requireCrm } from '../kernel/context.js';
 import { notFound, validationError } from '../kernel/errors.js';
 import { isUuid } from '../kernel/ids.js';
 import { optionalText, parseInput } from '../kernel/validation.js';
-import { WEBHOOK_EVENT_TYPES } from './webhook-events.js';
+import { WEBHOOK_EVENT_TYPES, type WebhookEventType } from './webhook-events.js';
 import { type WebhookAttempt, Webhook, WebhookDelivery, type WebhookDeliveryStatus } from './webhook.entity.js';
 
 /** Hosts an endpoint may use plain HTTP on, outside production (a receiver on the developer's machine). */
@@ -35,7 +35,7 @@ export const webhookInput = z.object({
 export interface WebhookView {
   id: string;
   url: string;
-  events: string[];
+  events: WebhookEventType[];
   description: string | null;
   createdAt: string;
 }
@@ -43,7 +43,7 @@ export interface WebhookView {
 export interface WebhookDeliveryView {
   id: string;
   eventId: string;
-  type: string;
+  type: WebhookEventType;
   status: WebhookDeliveryStatus;
   attempts: WebhookAttempt[];
   nextAttemptAt: string | null;

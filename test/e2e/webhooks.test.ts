@@ -238,8 +238,9 @@ describe('webhooks for CRMs', () => {
     const query = `query ($id: String!) { webhooks { id url events } webhookDeliveries(webhookId: $id) { id type status eventId body attempts { statusCode error durationMs at } } }`;
     const res = await f.api.graphql(query, { id: hook.id });
     expect(res.body.errors).toBeUndefined();
-    expect(res.body.data.webhooks).toEqual([{ id: hook.id, url: endpoint.url, events: ['appointment.cancelled'] }]);
-    expect(res.body.data.webhookDeliveries).toMatchObject([{ type: 'appointment.cancelled', status: 'SUCCEEDED', attempts: [{ statusCode: 200, error: null }] }]);
+    // GraphQL spells event types as the subscription's changes (enum WebhookEventType).
+    expect(res.body.data.webhooks).toEqual([{ id: hook.id, url: endpoint.url, events: ['APPOINTMENT_CANCELLED'] }]);
+    expect(res.body.data.webhookDeliveries).toMatchObject([{ type: 'APPOINTMENT_CANCELLED', status: 'SUCCEEDED', attempts: [{ statusCode: 200, error: null }] }]);
 
     const other = await app.newCrm();
     const foreign = await other.api.graphql(query, { id: hook.id });
