@@ -81,6 +81,12 @@ describe('OpenAPI document and reference page', () => {
     expect(operationIds.size).toBe(ROUTES.length);
   });
 
+  it('describes the deliveries sent to webhook endpoints (OpenAPI 3.1 webhooks)', () => {
+    const event = doc.webhooks.appointmentEvent.post;
+    expect(event.requestBody.content['application/json'].schema).toEqual({ $ref: '#/components/schemas/WebhookEvent' });
+    expect(event.parameters.map((p: any) => `${p.in}:${p.name}`)).toEqual(['header:X-Booking-Signature', 'header:X-Booking-Delivery', 'header:X-Booking-Event']);
+  });
+
   it('describes request bodies with the schemas the services parse', () => {
     const user = doc.paths['/crms/{crmId}/user'].post.requestBody.content['application/json'].schema;
     expect(user.required).toEqual(expect.arrayContaining(['reference', 'email']));

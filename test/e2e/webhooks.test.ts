@@ -1,5 +1,6 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { webhookEventBody } from '../../schema/rest/openapi/response-schemas.js';
 import { setupBookable } from '../support/booking-fixtures.js';
 import { book, reserve } from '../support/booking-flow.js';
 import { startTestApp, type TestApp } from '../support/harness.js';
@@ -124,6 +125,8 @@ describe('webhooks for CRMs', () => {
       expect(delivery.headers['x-booking-event']).toBe(delivery.json.type);
       expect(delivery.headers['content-type']).toBe('application/json');
       expect(delivery.json.crmId).toBe(f.crmId);
+      // The body is what the OpenAPI document's `webhooks` section describes.
+      expect(webhookEventBody.safeParse(delivery.json).error?.issues ?? []).toEqual([]);
       expect(delivery.json.data.providerReference).toBe(f.providerRef);
       expect(delivery.json.data.appointmentUuid).toBe(held.body.participation.appointment_uuid);
     }

@@ -1,6 +1,6 @@
 import { OpenApiGeneratorV31, OpenAPIRegistry, type ResponseConfig, type RouteConfig } from '@asteasolutions/zod-to-openapi';
 import type { Route } from '../http.js';
-import { errorBody, healthView } from './response-schemas.js';
+import { errorBody, healthView, webhookEventBody } from './response-schemas.js';
 import { z } from './zod-openapi.js';
 
 export const CRM_KEY_SCHEME = 'crmKey';
@@ -52,8 +52,10 @@ export function buildOpenApiDocument(routes: Route[], serverUrl: string): Return
     description: 'The key of your CRM (`npm run admin -- create-crm <crmId>`); it must belong to the `crmId` of the path.',
   });
   registry.register('Error', errorBody);
+  registry.register('WebhookEvent', webhookEventBody);
   for (const route of routes) registry.registerPath(toRouteConfig(route));
   registerGatewayEndpoints(registry);
+  registerOutgoingWebhook(registry);
   const generator = new OpenApiGeneratorV31(registry.definitions);
   return generator.generateDocument({
     openapi: '3.1.0',
@@ -121,6 +123,29 @@ function operationId(route: Route): string {
 }
 
 const capitalize = (word: string): string => word.charAt(0).toUpperCase() + word.slice(1);
+
+/** What the service sends to the endpoints registered with POST /crms/{crmId}/webhooks (OpenAPI 3.1 `webhooks`). */
+function registerOutgoingWebhook(registry: OpenAPIRegistry): void {
+  registry.registerWebhook({
+    method: 'post',
+    path: 'appointmentEvent',
+    operationId: 'appointmentEvent',
+    tags: ['Webhooks'],
+    summary: 'An event of the appointmentChanged vocabulary, POSTed to your endpoint',
+    description:
+      'Verify `X-Booking-Signature` (`t=<unix>,v1=<hex HMAC-SHA256 of "<t>.<raw body>">`, key: your webhook secret) before parsing; ' +
+      'answer 2xx within 10 s. Anything else is retried with exponential back-off for about 34 hours, with the same `id`.',
+    request: {
+      headers: z.object({
+        'X-Booking-Signature': z.string().openapi({ example: 't=1809759731,v1=5f2b…' }),
+        'X-Booking-Delivery': z.string().uuid(),
+        'X-Booking-Event': z.string().openapi({ example: 'participation.state_changed' }),
+      }),
+      body: { required: true, content: { 'application/json': { schema: webhookEventBody } } },
+    },
+    responses: { 200: { description: 'any 2xx: delivered' }, 500: { description: 'anything else (or no answer): retried later' } },
+  });
+}
 
 function registerGatewayEndpoints(registry: OpenAPIRegistry): void {
   registry.registerPath({

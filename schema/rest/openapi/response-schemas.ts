@@ -4,6 +4,9 @@ import { CONTACT_CHANNEL_TYPES } from '../../../services/contact-profiles/contac
 import { PARTICIPATION_STATES } from '../../../services/participations/participation.entity.js';
 import { BOOKING_PROCESSES, CHANNEL_KEYS } from '../../../services/resources/booking-channel-setting.entity.js';
 import { TIMESLOT_STATES } from '../../../services/timeslots/timeslot.entity.js';
+import { APPOINTMENT_CHANGES } from '../../../services/live/appointment-events.js';
+import { WEBHOOK_DELIVERY_STATUSES } from '../../../services/webhooks/webhook.entity.js';
+import { WEBHOOK_EVENT_TYPES } from '../../../services/webhooks/webhook-events.js';
 
 /**
  * The shapes the REST facade answers with, as zod schemas for the OpenAPI
@@ -257,7 +260,7 @@ export const healthView = z.object({ ok: z.boolean(), pid: z.number().int() }).p
 const webhookFields = {
   id: z.string().uuid(),
   url: z.string().url(),
-  events: z.array(z.string()),
+  events: z.array(z.enum(WEBHOOK_EVENT_TYPES)),
   description: nullableText,
   createdAt: utc,
 };
@@ -272,8 +275,8 @@ export const webhookDeliveryView = z
   .object({
     id: z.string().uuid().openapi({ description: 'Delivery id: `id` of the body and `X-Booking-Delivery`, the same on every retry' }),
     eventId: z.string(),
-    type: z.string(),
-    status: z.enum(['PENDING', 'RETRYING', 'SUCCEEDED', 'FAILED']),
+    type: z.enum(WEBHOOK_EVENT_TYPES),
+    status: z.enum(WEBHOOK_DELIVERY_STATUSES),
     attempts: z.array(z.object({ at: utc, statusCode: z.number().int().nullable(), error: nullableText, durationMs: z.number().int() })),
     nextAttemptAt: utc.nullable(),
     createdAt: utc,
@@ -281,3 +284,26 @@ export const webhookDeliveryView = z
     body: z.string().openapi({ description: 'The JSON body exactly as sent and signed' }),
   })
   .openapi('WebhookDelivery');
+
+/** The body the service POSTs to a webhook endpoint (built in services/webhooks/webhook-events.ts). */
+export const webhookEventBody = z
+  .object({
+    id: z.string().uuid().openapi({ description: 'Delivery id, the same on every retry: de-duplicate by it' }),
+    type: z.enum(WEBHOOK_EVENT_TYPES),
+    eventId: z.string().openapi({ description: 'Shared by the deliveries of one event to several endpoints' }),
+    createdAt: utc,
+    crmId: z.string(),
+    data: z.object({
+      change: z.enum(APPOINTMENT_CHANGES),
+      providerReference: nullableText,
+      appointmentUuid: z.string().uuid(),
+      appointmentReference: z.string(),
+      appointmentState: z.enum(APPOINTMENT_STATES),
+      participationUuid: z.string().uuid().nullable(),
+      participationReference: nullableText,
+      state: z.enum(PARTICIPATION_STATES).nullable(),
+      previousState: z.enum(PARTICIPATION_STATES).nullable(),
+      at: utc,
+    }),
+  })
+  .openapi('WebhookEvent');
