@@ -42,7 +42,11 @@ export const bookingRoutes: Route[] = [
         from: textParam('slot starts from (ISO 8601; without offset in the provider zone)'),
         to: textParam('slot starts before'),
       }),
-      responses: { 200: { description: 'the slots', json: upcomingBookablesView }, 204: { description: 'nothing bookable' }, 304: { description: 'not modified' } },
+      responses: {
+        200: { description: 'the slots', json: upcomingBookablesView, headers: { ETag: 'send it back as If-None-Match', 'X-Cache': 'HIT or MISS (the gateway’s listing cache)' } },
+        204: { description: 'nothing bookable', headers: { 'X-Cache': 'HIT or MISS' } },
+        304: { description: 'not modified (If-None-Match)' },
+      },
     },
     async handle(ctx, req) {
       const answer = await renderedUpcomingBookables(

@@ -30,6 +30,8 @@ export interface ResponseDoc {
   description: string;
   json?: ZodTypeAny;
   html?: true;
+  /** Response headers worth knowing, by name, with what they mean. */
+  headers?: Record<string, string>;
 }
 
 /**

@@ -82,6 +82,9 @@ function toRouteConfig(route: Route): RouteConfig {
     if (!response) continue;
     responses[status] = {
       description: response.description,
+      ...(response.headers
+        ? { headers: Object.fromEntries(Object.entries(response.headers).map(([name, description]) => [name, { description, schema: { type: 'string' as const } }])) }
+        : {}),
       ...(response.json ? { content: { 'application/json': { schema: response.json } } } : {}),
       ...(response.html ? { content: { 'text/html': { schema: z.string() } } } : {}),
     };
