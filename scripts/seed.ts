@@ -29,6 +29,7 @@ try {
   console.log(`Demo CRM "${result.crmId}" ${result.crmCreated ? 'created' : 'already there (its key was replaced)'}; ${result.timeslotsCreated} timeslot(s) added.`);
   console.log('');
   console.log('Try:');
+  console.log(`  booking page:       ${base}/book/${flat!.uuid}`);
   console.log(`  listing (public):   ${base}/resources/${flat!.uuid}/upcoming_bookables`);
   console.log(`  group slot (8 places): ${base}/resources/${court!.uuid}/upcoming_bookables?languageTag=en&groupFormat=EEEE,%20d%20MMMM`);
   console.log(`  GraphQL:            ${base}/graphql`);

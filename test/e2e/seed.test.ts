@@ -50,6 +50,10 @@ describe('demo data (npm run seed)', () => {
     const courtSlots = Object.entries(courtListing.body).flatMap(([key, slots]) => (key === 'public_visible' ? [] : (slots as any[])));
     expect(courtSlots.filter((slot) => slot.capacity === 8)).toHaveLength(DEMO_DAYS);
     expect(courtSlots.filter((slot) => slot.capacity === 1)).toHaveLength(DEMO_DAYS * 4);
+    // The booking page the command points to shows the demo flat.
+    const page = await app.anonymous.get(`/book/${flat!.uuid}`);
+    expect(page.status).toBe(200);
+    expect(page.text).toContain('Wohnung Musterstraße 1');
 
     const second = await seedDemoData(root(), crmId);
     expect(second.crmCreated).toBe(false);
@@ -82,6 +86,7 @@ describe('demo data (npm run seed)', () => {
     expect(first.code, first.stderr).toBe(0);
     expect(first.stdout).toMatch(/http:\/\/demo\.test:4000\/resources\/[0-9a-f-]{36}\/upcoming_bookables/);
     expect(first.stdout).toContain('http://demo.test:4000/graphql');
+    expect(first.stdout).toMatch(/http:\/\/demo\.test:4000\/book\/[0-9a-f-]{36}/);
     expect(first.stdout).toContain('http://demo.test:4000/docs');
     const key = first.stdout.trim().split('\n').at(-1)!;
     expect((await apiClient(app.baseUrl, key).get(`/crms/${crmId}/provider/${enc(DEMO_PROVIDER_REFERENCE)}/products`)).body).toHaveLength(3);
