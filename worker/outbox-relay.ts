@@ -152,7 +152,7 @@ export class OutboxRelay {
           where dispatched_at is null order by id limit ? for update skip locked`,
         [this.batchSize],
       );
-      for (const row of rows) await this.dispatch(row);
+      await this.dispatch(rows);
       // Appointment changes become webhook deliveries (and their jobs' outbox rows) in this same transaction.
       await fanOutWebhookDeliveries(tx, rows);
       const touched = rows.filter((row) => row.topic === TOPICS.capacityChanged).map((row) => row.payload.resourceId);
@@ -173,17 +173,29 @@ export class OutboxRelay {
     });
   }
 
-  private async dispatch(row: PendingRow): Promise<void> {
-    if (row.kind === 'event') {
-      await this.deps.publisher.publish(row.topic, JSON.stringify(row.payload));
-      return;
+  /**
+   * Hands a batch over in few round trips: the events in id order in one
+   * pipeline of PUBLISHes (first, so live calendars do not wait for jobs
+   * being queued), then the jobs of each queue in one addBulk.
+   */
+  private async dispatch(rows: PendingRow[]): Promise<void> {
+    const jobs = new Map<Queue, Parameters<Queue['addBulk']>[0]>();
+    for (const row of rows) {
+      if (row.kind === 'event') continue;
+      const queue = this.deps.queues[row.topic];
+      if (!queue) throw new Error(`outbox row ${row.id} names unknown queue ${row.topic}`);
+      const runAt = row.run_at ? new Date(row.run_at).getTime() : 0;
+      const job = { name: row.topic, data: { ...row.payload, outboxId: String(row.id) }, opts: { jobId: jobIdFor({ ...row, id: String(row.id) }), delay: Math.max(0, runAt - Date.now()) } };
+      const batch = jobs.get(queue) ?? [];
+      batch.push(job);
+      jobs.set(queue, batch);
     }
-    const queue = this.deps.queues[row.topic];
-    if (!queue) throw new Error(`outbox row ${row.id} names unknown queue ${row.topic}`);
-    const runAt = row.run_at ? new Date(row.run_at).getTime() : 0;
-    await queue.add(row.topic, { ...row.payload, outboxId: String(row.id) }, {
-      jobId: jobIdFor({ ...row, id: String(row.id) }),
-      delay: Math.max(0, runAt - Date.now()),
-    });
+    const events = rows.filter((row) => row.kind === 'event');
+    if (events.length) {
+      const pipeline = this.deps.publisher.pipeline();
+      for (const row of events) pipeline.publish(row.topic, JSON.stringify(row.payload));
+      for (const [error] of (await pipeline.exec()) ?? []) if (error) throw error;
+    }
+    for (const [queue, batch] of jobs) await queue.addBulk(batch);
   }
 }
