@@ -2,7 +2,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { setupBookable } from '../support/booking-fixtures.js';
 import { addProduct, addResource, addTimeslot, book, bookablesOf, reserve, slotOf, sql, upcoming } from '../support/booking-flow.js';
 import { enc } from '../support/offerings-fixtures.js';
-import { startTestApp, type TestApp } from '../support/harness.js';
+import { startTestApp, TEST_EPOCH, type TestApp } from '../support/harness.js';
 import { createAppointment, setupScheduling } from '../support/scheduling-fixtures.js';
 import { type ApiClient, unique } from '../support/http.js';
 
@@ -26,7 +26,7 @@ describe('booking flow: inputs as people and CRMs write them', () => {
   let pub: ApiClient;
 
   beforeAll(async () => {
-    app = await startTestApp();
+    app = await startTestApp({ clockAt: TEST_EPOCH });
     pub = app.anonymous;
   });
   afterEach(() => app.clock.reset());

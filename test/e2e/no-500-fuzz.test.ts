@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ROUTES } from '../../schema/rest/routes.js';
 import { setupBookable } from '../support/booking-fixtures.js';
-import { startTestApp, type TestApp } from '../support/harness.js';
+import { startTestApp, TEST_EPOCH, type TestApp } from '../support/harness.js';
 
 /** Bodies of wrong shapes and types that a careless or hostile client sends. */
 const JUNK_BODIES: unknown[] = [
@@ -25,7 +25,7 @@ describe('no request makes the gateway answer 500', () => {
   let app: TestApp;
   let fixture: Awaited<ReturnType<typeof setupBookable>>;
   beforeAll(async () => {
-    app = await startTestApp();
+    app = await startTestApp({ clockAt: TEST_EPOCH });
     fixture = await setupBookable(app);
   });
   afterAll(async () => app?.close());

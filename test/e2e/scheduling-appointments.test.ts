@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestApp, type TestApp } from '../support/harness.js';
+import { startTestApp, TEST_EPOCH, type TestApp } from '../support/harness.js';
 import { unique } from '../support/http.js';
 import { setupProvider } from '../support/fixtures.js';
 import { createProduct, createResource, createStaffUser, createUser, enc } from '../support/offerings-fixtures.js';
@@ -21,7 +21,7 @@ describe('scheduling: appointments (REST)', () => {
   let f: SchedulingFixture;
 
   beforeAll(async () => {
-    app = await startTestApp();
+    app = await startTestApp({ clockAt: TEST_EPOCH });
     f = await setupScheduling(app);
   });
   afterAll(async () => app?.close());

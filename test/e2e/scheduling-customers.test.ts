@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { MailTransport, OutgoingMail } from '../../services/mail/mail-transport.js';
 import { setupProvider } from '../support/fixtures.js';
-import { startTestApp, type TestApp } from '../support/harness.js';
+import { startTestApp, TEST_EPOCH, type TestApp } from '../support/harness.js';
 import { unique } from '../support/http.js';
 import { isolatedDatabase } from '../support/isolated-database.js';
 import { enc } from '../support/offerings-fixtures.js';
@@ -54,7 +54,7 @@ describe('scheduling: customers (REST)', () => {
   beforeAll(async () => {
     // Its own database: the erasure test later runs a worker, which relays every pending outbox row of the database.
     database = await isolatedDatabase(unique('customers'));
-    app = await startTestApp({ config: { databaseUrl: database.url } });
+    app = await startTestApp({ config: { databaseUrl: database.url }, clockAt: TEST_EPOCH });
     f = await setupScheduling(app);
   });
   afterAll(async () => {
@@ -303,7 +303,7 @@ describe('scheduling: customers (REST)', () => {
       },
       close() {},
     };
-    const worker = await startTestApp({ config: { databaseUrl: app.config.databaseUrl }, worker: { transport, relayPollMs: 200 } });
+    const worker = await startTestApp({ clockAt: TEST_EPOCH, config: { databaseUrl: app.config.databaseUrl }, worker: { transport, relayPollMs: 200 } });
     try {
       const [{ last }] = await sql<{ last: string }>(app, 'select max(id) as last from outbox_message');
       await waitFor(async () => {

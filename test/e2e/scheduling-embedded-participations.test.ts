@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestApp, type TestApp } from '../support/harness.js';
+import { startTestApp, TEST_EPOCH, type TestApp } from '../support/harness.js';
 import { unique } from '../support/http.js';
 import { createCustomer, mailRowsOfParticipation, setupScheduling, type SchedulingFixture, sql } from '../support/scheduling-fixtures.js';
 
@@ -13,7 +13,7 @@ describe('single-appointment create with participations; archived on create', ()
   let f: SchedulingFixture;
 
   beforeAll(async () => {
-    app = await startTestApp();
+    app = await startTestApp({ clockAt: TEST_EPOCH });
     f = await setupScheduling(app);
   });
   afterAll(async () => app?.close());

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestApp, type TestApp } from '../support/harness.js';
+import { startTestApp, TEST_EPOCH, type TestApp } from '../support/harness.js';
 import { unique } from '../support/http.js';
 import { createResource, enc } from '../support/offerings-fixtures.js';
 import { addParticipation, reserveTimeslotSlot, RESOURCE_ADDRESS, setupScheduling, type SchedulingFixture } from '../support/scheduling-fixtures.js';
@@ -11,7 +11,7 @@ describe('scheduling: timeslots (REST)', () => {
   let f: SchedulingFixture;
 
   beforeAll(async () => {
-    app = await startTestApp();
+    app = await startTestApp({ clockAt: TEST_EPOCH });
     f = await setupScheduling(app);
   });
   afterAll(async () => app?.close());

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ParticipationState } from '../../services/participations/participation.entity.js';
-import { startTestApp, type TestApp } from '../support/harness.js';
+import { startTestApp, TEST_EPOCH, type TestApp } from '../support/harness.js';
 import { apiClient, unique } from '../support/http.js';
 import { createResource } from '../support/offerings-fixtures.js';
 import {
@@ -29,7 +29,7 @@ describe('scheduling: GraphQL', () => {
   let f: SchedulingFixture;
 
   beforeAll(async () => {
-    app = await startTestApp();
+    app = await startTestApp({ clockAt: TEST_EPOCH });
     f = await setupScheduling(app);
   });
   afterAll(async () => app?.close());

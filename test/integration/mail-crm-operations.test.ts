@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestApp, type TestApp } from '../support/harness.js';
+import { startTestApp, TEST_EPOCH, type TestApp } from '../support/harness.js';
 import { isolatedDatabase } from '../support/isolated-database.js';
 import { unique } from '../support/http.js';
 import { bookSlot, expectNoIcs, icsOf, setupMailProvider } from '../support/mail-fixtures.js';
@@ -29,7 +29,7 @@ describe('e-mails of CRM operations', () => {
   beforeAll(async () => {
     sink = await startSmtpSink();
     db = await isolatedDatabase('mail_crm');
-    app = await startTestApp({ config: { smtpUrl: sink.url, databaseUrl: db.url }, worker: { relayPollMs: 200 } });
+    app = await startTestApp({ clockAt: TEST_EPOCH, config: { smtpUrl: sink.url, databaseUrl: db.url }, worker: { relayPollMs: 200 } });
   });
   afterAll(async () => {
     await app?.close();

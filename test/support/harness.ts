@@ -35,6 +35,12 @@ export interface TestApp {
 
 export interface TestAppOptions {
   config?: Partial<Config>;
+  /**
+   * Let the test clock run from this instant instead of the real time (it still advances with
+   * real time; `clock.reset()` returns to it). For suites with hard-coded dates, so they keep
+   * lying in the future whatever the real date is.
+   */
+  clockAt?: string;
   /** Also run the worker (relay, mail, hold expiry) in this process. */
   worker?: boolean | { transport?: MailTransport; relayPollMs?: number; sweepMs?: number; webhookRetry?: RetryPolicy; webhookStaleMs?: number };
 }
@@ -50,12 +56,16 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
       LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
       QUEUE_PREFIX: unique('test'),
       MAIL_DIR: join(tmpdir(), 'booking-test-mail'),
+      // Hundreds of tests book from one loopback address: the public flow's limits are off unless a test
+      // turns them on (config.rateLimits), and so is the cap on open WebSocket connections per IP.
+      PUBLIC_RATE_LIMIT: 'off',
+      WS_MAX_CONNECTIONS_PER_IP: '100000',
     },
     options.config,
   );
   const orm = await initOrm(config.databaseUrl, { pool: { min: 0, max: 20 } });
   const redis = createRedis(config.redisUrl, { name: 'test-gateway' });
-  const clock = new SettableClock();
+  const clock = options.clockAt ? new AnchoredClock(options.clockAt) : new SettableClock();
   const logger = createLogger(config.logLevel);
   const gateway = await createGateway({ config, orm, redis, clock, logger });
   const port = await gateway.listen(0, '127.0.0.1');
@@ -85,4 +95,26 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
       await isolated?.drop();
     },
   };
+}
+
+/**
+ * The instant suites with hard-coded dates (2027-…) run at: their dates lie ahead of it, and the
+ * real date does not matter.
+ */
+export const TEST_EPOCH = '2026-06-01T00:00:00Z';
+
+/** A settable clock that runs from a fixed instant; `reset()` goes back to running from that instant. */
+class AnchoredClock extends SettableClock {
+  private readonly offsetFromReal: number;
+
+  constructor(anchor: string) {
+    super();
+    this.offsetFromReal = Date.parse(anchor) - Date.now();
+    this.advance(this.offsetFromReal);
+  }
+
+  override reset(): void {
+    super.reset();
+    this.advance(this.offsetFromReal);
+  }
 }

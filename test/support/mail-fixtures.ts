@@ -65,7 +65,7 @@ export async function setupMailProvider(
     const res = await api.put(`${base}/resources/${enc(resourceRef)}/channels/RESOURCE_PUBLIC`, { bookingProcess: options.bookingProcess });
     expect(res.status, res.text).toBe(200);
   }
-  const day = new Date(Date.now() + (options.startInDays ?? 7) * 86_400_000).toISOString().slice(0, 10);
+  const day = new Date(app.clock.now().getTime() + (options.startInDays ?? 7) * 86_400_000).toISOString().slice(0, 10);
   const slotCount = options.slots ?? 4;
   const endMinutes = 9 * 60 + 30 * slotCount;
   const timeslot = await api.post(`${base}/timeslots`, {
