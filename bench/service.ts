@@ -71,6 +71,7 @@ export function serviceEnv(port: number, mailDir: string): NodeJS.ProcessEnv {
     QUEUE_PREFIX,
     HOLD_MINUTES: String(HOLD_MINUTES),
     WS_CONNECTIONS_PER_IP: '1000000',
+    WS_MAX_CONNECTIONS_PER_IP: '1000000',
     PUBLIC_RATE_LIMIT: 'off',
     LOG_LEVEL: 'warn',
     MAIL_DIR: mailDir,

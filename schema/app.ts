@@ -1,10 +1,11 @@
 import 'reflect-metadata';
 import { createServer, type IncomingMessage, type Server } from 'node:http';
-import { ApolloServer } from '@apollo/server';
+import { ApolloServer, type ApolloServerPlugin } from '@apollo/server';
+import { ApolloArmor } from '@escape.tech/graphql-armor';
 import { ApolloServerPluginDrainHttpServer } from '@apollo/server/plugin/drainHttpServer';
 import { expressMiddleware } from '@as-integrations/express5';
 import express from 'express';
-import { GraphQLError, type GraphQLSchema } from 'graphql';
+import { GraphQLError, type GraphQLSchema, specifiedRules, validate } from 'graphql';
 import { useServer } from 'graphql-ws/use/ws';
 import type { Redis } from 'ioredis';
 import { WebSocketServer } from 'ws';
@@ -15,13 +16,15 @@ import { type ContextRoot, createContext } from '../services/kernel/context.js';
 import { DomainError } from '../services/kernel/errors.js';
 import { redisCalendarVersions } from '../services/kernel/calendar-version.js';
 import { checkHealth } from '../services/kernel/health.js';
+import { createPublicLimiter } from '../services/kernel/rate-limits.js';
 import type { Logger } from '../services/kernel/logger.js';
 import type { Orm } from '../services/kernel/orm.js';
 import { apiDocsRouter } from './api-docs.js';
 import { buildGraphqlSchema } from './graphql/build-schema.js';
 import { formatGraphqlError } from './graphql/format-error.js';
 import { createRedisPubSub, LiveHub, type LiveContext } from './graphql/live/live-hub.js';
-import { clientIp, ConnectionRateLimiter, subscriptionCapError } from './graphql/live/ws-limits.js';
+import { ConnectionRateLimiter, OpenConnections, subscriptionCapError } from './graphql/live/ws-limits.js';
+import { clientIpOf } from './client-ip.js';
 import { canonicalHost, consumerCors } from './http-middleware.js';
 import { languageFromCookie, requestIdOf } from './request-meta.js';
 import { ROUTES } from './rest/routes.js';
@@ -50,7 +53,10 @@ const CONNECTION_PARAM_KEYS = ['X-SERVICE-CLIENT-ID', 'x-service-client-id', 'se
 export async function createGateway(deps: GatewayDeps): Promise<Gateway> {
   const { orm, redis, logger } = deps;
   const calendar = redisCalendarVersions(redis, deps.config.queuePrefix);
-  const root: ContextRoot = { em: orm.em, clock: deps.clock, config: deps.config, logger, calendar };
+  // The public flow's limits (Redis, shared by every gateway); undefined when PUBLIC_RATE_LIMIT=off.
+  const limits = createPublicLimiter(redis, deps.config.rateLimits, deps.config.queuePrefix, logger);
+  const root: ContextRoot = { em: orm.em, clock: deps.clock, config: deps.config, logger, calendar, limits };
+  const ipOf = (req: IncomingMessage) => clientIpOf(req, deps.config.trustProxy);
   // Live updates: Redis pub/sub fed by the worker's outbox relay, read by every gateway.
   const live = createRedisPubSub(deps.config.redisUrl, logger);
   const hub = new LiveHub(live.pubSub, deps.clock, { coalesceMs: deps.config.liveCoalesceMs });
@@ -58,22 +64,48 @@ export async function createGateway(deps: GatewayDeps): Promise<Gateway> {
   const app = express();
   const server = createServer(app);
   app.disable('x-powered-by');
-  app.set('trust proxy', true);
+  // X-Forwarded-For is read only behind TRUST_PROXY trusted proxies (a hop count, as express understands it).
+  app.set('trust proxy', deps.config.trustProxy);
 
   const formatError = formatGraphqlError(logger);
+  // Depth, cost, aliases, directives and tokens of a document are bounded, and field suggestions
+  // ("Did you mean …?") are off: a rejected document answers 400 before anything runs.
+  const gl = deps.config.graphqlLimits;
+  const armor = new ApolloArmor({
+    maxDepth: { n: gl.maxDepth },
+    costLimit: { maxCost: gl.maxCost },
+    maxAliases: { n: gl.maxAliases },
+    maxDirectives: { n: gl.maxDirectives },
+    maxTokens: { n: gl.maxTokens },
+    blockFieldSuggestion: { enabled: true },
+  }).protect();
+
   const connectionRate = new ConnectionRateLimiter(deps.config.wsConnectionRate);
+  const openConnections = new OpenConnections(deps.config.wsLimits);
   const wsServer = new WebSocketServer({
     server,
     path: '/graphql',
+    // A bigger message closes the connection with 1009 (Message Too Big) before it is parsed.
+    maxPayload: deps.config.wsLimits.maxPayloadBytes,
     verifyClient: (info, accept) => {
-      const ip = clientIp(info.req);
+      const ip = ipOf(info.req);
+      const open = openConnections.check(ip);
+      if (open === 'process') return accept(false, 503, 'Service Unavailable', { 'Retry-After': '5' });
+      if (open === 'ip') return accept(false, 429, 'Too Many Requests', { 'Retry-After': '5' });
       if (connectionRate.allow(ip)) return accept(true);
       accept(false, 429, 'Too Many Requests', { 'Retry-After': String(connectionRate.retryAfterSeconds(ip)) });
     },
   });
+  wsServer.on('connection', (socket, req) => {
+    const ip = ipOf(req);
+    openConnections.opened(ip);
+    socket.once('close', () => openConnections.closed(ip));
+  });
   const wsCleanup = useServer(
     {
       schema,
+      // The same document limits over WebSocket (the message size bounds its tokens).
+      validate: (schema, document) => validate(schema, document, [...specifiedRules, ...armor.validationRules]),
       onSubscribe: (ctx) => subscriptionCapError(Object.keys(ctx.subscriptions).length, deps.config.wsMaxSubscriptions),
       onConnect: async (socket) => {
         const key = keyFromConnectionParams(socket.connectionParams);
@@ -83,7 +115,7 @@ export async function createGateway(deps: GatewayDeps): Promise<Gateway> {
       context: async (socket) => {
         const key = keyFromConnectionParams(socket.connectionParams);
         const crm = key ? await findCrmByKey(orm.em.fork(), key) : null;
-        const context: LiveContext = { ...createContext(root, { crm }), live: hub };
+        const context: LiveContext = { ...createContext(root, { crm, clientIp: ipOf(socket.extra.request) }), live: hub };
         return context;
       },
       // graphql-ws does not run Apollo's formatError; map errors the same way so WebSocket
@@ -98,8 +130,15 @@ export async function createGateway(deps: GatewayDeps): Promise<Gateway> {
   const apollo = new ApolloServer({
     schema,
     formatError,
-    includeStacktraceInErrorResponses: !deps.config.production,
+    // No stack traces in any answer, in development either (they name files and SQL); the log has them.
+    includeStacktraceInErrorResponses: false,
+    introspection: !deps.config.production,
+    allowBatchedHttpRequests: false,
+    validationRules: armor.validationRules,
     plugins: [
+      // graphql-armor types its plugins against the CommonJS build of @apollo/server; they are plain objects.
+      ...(armor.plugins as unknown as ApolloServerPlugin[]),
+      rateLimitedStatus,
       ApolloServerPluginDrainHttpServer({ httpServer: server }),
       { serverWillStart: async () => ({ drainServer: async () => void (await wsCleanup.dispose()) }) },
     ],
@@ -110,7 +149,7 @@ export async function createGateway(deps: GatewayDeps): Promise<Gateway> {
   app.use(consumerCors);
 
   app.get('/healthz', async (_req, res) => {
-    const report = await checkHealth(orm, redis);
+    const report = await checkHealth(orm, redis, logger);
     // The pid tells which gateway process answered when several share the port (npm start).
     res.status(report.ok ? 200 : 503).json({ ...report, pid: process.pid });
   });
@@ -135,7 +174,7 @@ export async function createGateway(deps: GatewayDeps): Promise<Gateway> {
         if (key && !crm) {
           throw new GraphQLError('Invalid X-SERVICE-CLIENT-ID', { extensions: { code: 'UNAUTHENTICATED', http: { status: 401 } } });
         }
-        return createContext(root, { crm, requestId: requestIdOf(req), language: languageFromCookie(req.headers.cookie) });
+        return createContext(root, { crm, requestId: requestIdOf(req), language: languageFromCookie(req.headers.cookie), clientIp: ipOf(req) });
       },
     }),
   );
@@ -162,6 +201,24 @@ export async function createGateway(deps: GatewayDeps): Promise<Gateway> {
     },
   };
 }
+
+/**
+ * An operation refused by the public flow's limits answers 429 with
+ * Retry-After, as its REST twin does (the errors carry RATE_LIMITED and
+ * `extensions.retryAfter`).
+ */
+const rateLimitedStatus: ApolloServerPlugin = {
+  requestDidStart: async () => ({
+    willSendResponse: async ({ response }) => {
+      if (response.body.kind !== 'single') return;
+      const limited = response.body.singleResult.errors?.filter((error) => error.extensions?.code === 'RATE_LIMITED') ?? [];
+      if (!limited.length) return;
+      const seconds = Math.max(...limited.map((error) => Number(error.extensions?.retryAfter ?? 1)));
+      response.http.status = 429;
+      response.http.headers.set('retry-after', String(seconds));
+    },
+  }),
+};
 
 function keyFromConnectionParams(params: Record<string, unknown> | undefined): string | undefined {
   if (!params) return undefined;

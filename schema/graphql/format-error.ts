@@ -2,6 +2,7 @@ import { GraphQLError, type GraphQLFormattedError } from 'graphql';
 import { unwrapResolverError } from '@apollo/server/errors';
 import { DomainError, toDomainError } from '../../services/kernel/errors.js';
 import type { Logger } from '../../services/kernel/logger.js';
+import { RateLimitedError } from '../../services/kernel/rate-limits.js';
 
 /**
  * Maps errors once for GraphQL: a DomainError's code goes to
@@ -21,7 +22,12 @@ export function formatGraphqlError(logger: Logger) {
         message: domainError.message,
         locations: formatted.locations,
         path: formatted.path,
-        extensions: { code: domainError.code, status: domainError.status, ...(domainError.restCode ? { errorCode: domainError.restCode } : {}) },
+        extensions: {
+          code: domainError.code,
+          status: domainError.status,
+          ...(domainError.restCode ? { errorCode: domainError.restCode } : {}),
+          ...(domainError instanceof RateLimitedError ? { retryAfter: domainError.retryAfterSeconds } : {}),
+        },
       };
     }
     return formatted;

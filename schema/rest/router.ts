@@ -4,6 +4,8 @@ import { type ContextRoot, createContext } from '../../services/kernel/context.j
 import { DomainError, toDomainError } from '../../services/kernel/errors.js';
 import { errorBody, type RestResponse, type Route } from './http.js';
 import { languageFromCookie, requestIdOf } from '../request-meta.js';
+import { clientIpOf } from '../client-ip.js';
+import { RateLimitedError } from '../../services/kernel/rate-limits.js';
 
 export const CRM_KEY_HEADER = 'x-service-client-id';
 
@@ -15,7 +17,7 @@ export function restRouter(root: ContextRoot, routes: Route[]): express.Router {
       const requestId = requestIdOf(req);
       try {
         const crm = route.auth === 'crm' ? await authenticate(root, req) : null;
-        const ctx = createContext(root, { crm, requestId, language: languageFromCookie(req.headers.cookie) });
+        const ctx = createContext(root, { crm, requestId, language: languageFromCookie(req.headers.cookie), clientIp: clientIpOf(req, root.config.trustProxy) });
         const result = await route.handle(ctx, {
           params: req.params as Record<string, string>,
           query: req.query as Record<string, unknown>,
@@ -42,6 +44,14 @@ async function authenticate(root: ContextRoot, req: Request) {
   return crm;
 }
 
+export const HTML_SECURITY_HEADERS = {
+  'Content-Security-Policy': "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
+  'X-Frame-Options': 'DENY',
+  'X-Content-Type-Options': 'nosniff',
+  'Referrer-Policy': 'no-referrer',
+  'Cache-Control': 'no-store',
+} as const;
+
 function send(res: Response, result: RestResponse): void {
   res.status(result.status);
   if (result.headers) res.set(result.headers);
@@ -49,6 +59,8 @@ function send(res: Response, result: RestResponse): void {
     // As res.json would send it; with an ETag set, express answers If-None-Match with 304 itself.
     res.type('application/json; charset=utf-8').send(result.json);
   } else if (result.html !== undefined) {
+    // The pages behind links in mails (cancel, verify-email): never framed, never sniffed, the token not passed on.
+    res.set(HTML_SECURITY_HEADERS);
     res.type('html').send(result.html);
   } else if (result.body === undefined || result.status === 204) {
     res.end();
@@ -63,6 +75,7 @@ export function sendError(root: ContextRoot, res: Response, error: unknown, requ
     root.logger.error('request failed', { requestId, error: error instanceof Error ? error.stack : String(error) });
   }
   if (res.headersSent) return;
+  if (domainError instanceof RateLimitedError) res.setHeader('Retry-After', String(domainError.retryAfterSeconds));
   res.status(domainError.status).json(errorBody(domainError));
 }
 

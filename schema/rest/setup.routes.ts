@@ -1,6 +1,7 @@
 import { accountInput, createAccount, getAccount, toAccountView } from '../../services/accounts/account.service.js';
 import { addStaff, createProvider, getProvider, listStaff, providerInput, removeStaff, staffInput, toProviderView } from '../../services/providers/provider.service.js';
-import { createUser, getUser, userInput, verifyEmail } from '../../services/users/user.service.js';
+import { escapeHtml } from '../../services/kernel/html.js';
+import { createUser, getUser, isPendingVerification, userInput, verifyEmail } from '../../services/users/user.service.js';
 import { toUserView } from '../../services/users/user.view.js';
 import { noContent, ok, type Route, stringQuery, wrap } from './http.js';
 import { textParam } from './openapi/query-params.js';
@@ -118,23 +119,49 @@ export const setupRoutes: Route[] = [
     },
   },
   // The link of the verification mail sent when a CRM links an existing consumer account (create user, rule 3).
+  // GET only shows a button (mail scanners follow links); the POST it sends verifies.
   {
     method: 'get',
     path: '/verify-email',
     auth: 'public',
     doc: {
       tag,
+      summary: 'Ask to confirm an e-mail address',
+      description: 'The link of the verification mail sent when a CRM links an existing consumer account: a page with a button that POSTs (mail scanners follow GETs), changing nothing.',
+      query: z.object({ token: textParam('the token of the mail') }),
+      responses: { 200: { description: 'the confirmation page', html: true }, 400: { description: 'invalid or used link', html: true } },
+    },
+    async handle(ctx, req) {
+      const token = stringQuery(req.query, 'token') ?? '';
+      if (!(await isPendingVerification(ctx, token))) return verifyPage(400, INVALID_LINK);
+      const action = `/verify-email?token=${encodeURIComponent(token)}`;
+      return verifyPage(
+        200,
+        `<p>Bitte bestätigen Sie Ihre E-Mail-Adresse. / Please confirm your e-mail address.</p><form method="post" action="${escapeHtml(action)}"><button type="submit">Bestätigen / Confirm</button></form>`,
+      );
+    },
+  },
+  {
+    method: 'post',
+    path: '/verify-email',
+    auth: 'public',
+    doc: {
+      tag,
       summary: 'Confirm an e-mail address',
-      description: 'The link of the verification mail sent when a CRM links an existing consumer account.',
+      description: 'What the button of the confirmation page sends: verifies the address once.',
       query: z.object({ token: textParam('the token of the mail') }),
       responses: { 200: { description: 'confirmed', html: true }, 400: { description: 'invalid or used link', html: true } },
     },
     async handle(ctx, req) {
       const verified = await verifyEmail(ctx, stringQuery(req.query, 'token') ?? '');
-      const text = verified
-        ? 'Ihre E-Mail-Adresse ist bestätigt. / Your e-mail address is confirmed.'
-        : 'Dieser Link ist ungültig oder wurde schon benutzt. / This link is invalid or was already used.';
-      return { status: verified ? 200 : 400, html: `<!doctype html><html><head><meta charset="utf-8"><title>E-Mail</title></head><body><p>${text}</p></body></html>` };
+      return verified ? verifyPage(200, '<p>Ihre E-Mail-Adresse ist bestätigt. / Your e-mail address is confirmed.</p>') : verifyPage(400, INVALID_LINK);
     },
   },
 ];
+
+const INVALID_LINK = '<p>Dieser Link ist ungültig oder wurde schon benutzt. / This link is invalid or was already used.</p>';
+
+const verifyPage = (status: number, body: string) => ({
+  status,
+  html: `<!doctype html><html><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><title>E-Mail</title></head><body>${body}</body></html>`,
+});

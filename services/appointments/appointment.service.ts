@@ -14,7 +14,7 @@ import { Appointment, CURRENCIES } from './appointment.entity.js';
 import { APPOINTMENT_VIEW_POPULATE } from './appointment.view.js';
 import { announceNewAppointments } from './capacity-events.js';
 import { addEmbeddedParticipations, EMBEDDED_PARTICIPATIONS_MAX, embeddedParticipationInput } from './embedded-participations.js';
-import { expandSeries, SERIES_MAX_APPOINTMENTS, spansSeveralDays } from './series.js';
+import { expandSeries, SERIES_MAX_APPOINTMENTS, seriesSizeProblem, spansSeveralDays } from './series.js';
 
 const price = z.object({ value: z.number().finite().min(0), currency: z.enum(CURRENCIES) }).nullish();
 const capacity = z.number().int().min(0).max(100_000);
@@ -51,7 +51,7 @@ export const seriesInput = z.object({
     from: z.string(),
     to: z.string(),
     raster: z.number().int().positive().max(24 * 60),
-    weekdays: z.array(z.enum(['1', '2', '3', '4', '5', '6', '7'])).min(1).nullish(),
+    weekdays: z.array(z.enum(['1', '2', '3', '4', '5', '6', '7'])).min(1).max(7).nullish(),
   }),
 });
 
@@ -96,7 +96,7 @@ async function createSeries(ctx: Context, provider: Provider, raw: unknown): Pro
   if (windowEnd <= windowStart) throw validationError('to must be after from');
   const severalDays = spansSeveralDays(rangeStart, rangeEnd, zone);
   if (severalDays && !input.series_data.weekdays) throw validationError('series_data.weekdays is required when the series spans more than one day');
-  const slots = expandSeries({
+  const plan = {
     windowStart,
     windowEnd,
     rangeStart,
@@ -104,7 +104,11 @@ async function createSeries(ctx: Context, provider: Provider, raw: unknown): Pro
     raster: input.series_data.raster,
     weekdays: input.series_data.weekdays?.map(Number) ?? null,
     timeZone: zone,
-  });
+  };
+  // Checked in O(1) before the days are walked: a huge period or a raster longer than the window is refused at once.
+  const sizeProblem = seriesSizeProblem(plan);
+  if (sizeProblem) throw validationError(sizeProblem);
+  const slots = expandSeries(plan);
   if (slots.length === 0) throw validationError('series_data yields no appointment: check from, to, raster and weekdays');
   if (slots.length > SERIES_MAX_APPOINTMENTS) throw validationError(`a series may hold at most ${SERIES_MAX_APPOINTMENTS} appointments`);
   const fields = await commonFields(ctx, provider, input);

@@ -17,6 +17,40 @@ export interface SeriesPlan {
 /** Upper bound of appointments in one series, so one request cannot create millions of rows. */
 export const SERIES_MAX_APPOINTMENTS = 2000;
 
+/** Longest period one series may cover, so its days can be walked quickly whatever the input. */
+export const SERIES_MAX_DAYS = 3660;
+
+/** Length of the daily window in minutes (a window whose end lies before its start runs past midnight). */
+function windowMinutes(plan: Pick<SeriesPlan, 'windowStart' | 'windowEnd' | 'timeZone'>): number {
+  const from = new TZDate(plan.windowStart.getTime(), plan.timeZone);
+  const to = new TZDate(plan.windowEnd.getTime(), plan.timeZone);
+  const fromMinutes = from.getHours() * 60 + from.getMinutes();
+  const toMinutes = to.getHours() * 60 + to.getMinutes();
+  return toMinutes > fromMinutes ? toMinutes - fromMinutes : toMinutes + 24 * 60 - fromMinutes;
+}
+
+/**
+ * Checks the size of a series in O(1), before it is expanded: the period
+ * spans at most SERIES_MAX_DAYS days, the raster fits the daily window at
+ * least on some day, and the days that surely lie inside the period do not
+ * already hold more than SERIES_MAX_APPOINTMENTS. Returns the message of
+ * the violated cap, or null. (A daylight-saving day is up to an hour longer
+ * or shorter, hence the ±60 minutes.)
+ */
+export function seriesSizeProblem(plan: SeriesPlan): string | null {
+  const days = Math.ceil((plan.rangeEnd.getTime() - plan.rangeStart.getTime()) / 86_400_000);
+  if (days > SERIES_MAX_DAYS) return `series_data: a series may span at most ${SERIES_MAX_DAYS} days, got ${days}`;
+  const window = windowMinutes(plan);
+  if (Math.floor((window + 60) / plan.raster) === 0) {
+    return `series_data.raster: ${plan.raster} minutes do not fit the daily window of ${window} minutes; the series yields no appointment`;
+  }
+  const perDayAtLeast = Math.max(0, Math.floor((window - 60) / plan.raster));
+  const weekdays = plan.weekdays ? new Set(plan.weekdays).size : 7;
+  const atLeast = Math.floor(Math.max(0, days - 2) / 7) * weekdays * perDayAtLeast;
+  if (atLeast > SERIES_MAX_APPOINTMENTS) return `a series may hold at most ${SERIES_MAX_APPOINTMENTS} appointments (this one would hold at least ${atLeast})`;
+  return null;
+}
+
 /**
  * The appointments of a series: on every local day of the range whose
  * weekday is listed, the daily window (in the provider's zone, so 09:00 stays

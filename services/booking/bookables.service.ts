@@ -1,6 +1,7 @@
 import type { Context } from '../kernel/context.js';
 import type { CalendarVersions } from '../kernel/calendar-version.js';
 import { validationError } from '../kernel/errors.js';
+import { limitPublic } from '../kernel/rate-limits.js';
 import { formatWithOffset, parseDateTimeInput } from '../kernel/wall-clock.js';
 import { Product } from '../products/product.entity.js';
 import { channelOffersProduct, effectiveChannel, parseChannelKey } from '../resources/booking-channel.service.js';
@@ -20,6 +21,7 @@ import {
   type TimeslotRow,
 } from './bookables-query.js';
 import { compilePattern, DEFAULT_GROUP_FORMAT, DEFAULT_TIME_FORMAT } from './date-pattern.js';
+import { assertRefCount as assertPublicRefCount, PUBLIC_REFS_MAX } from './public-resource.js';
 
 /** How far ahead "upcoming" looks by default, and the longest window `from`/`to` may ask for. */
 export const BOOKABLES_HORIZON_DAYS = 366;
@@ -30,7 +32,7 @@ export const BOOKABLES_MAX = 5000;
  * needs (a team page lists a handful), low enough that one request's work
  * stays bounded.
  */
-export const BOOKABLES_REFS_MAX = 20;
+export const BOOKABLES_REFS_MAX = PUBLIC_REFS_MAX;
 /** A cached answer is recomputed after this long at the latest (the window's end moves on; setup changes that are not capacity events show up). */
 export const BOOKABLES_CACHE_MAX_AGE_MS = 60_000;
 
@@ -85,6 +87,7 @@ export interface BookablesResult {
  * holds are free again.
  */
 export async function upcomingBookables(ctx: Context, ref: string, query: BookablesQuery): Promise<BookablesResult> {
+  await limitPublic(ctx, 'listing', ref);
   assertRefCount(query.extraRefs);
   const named = await resolveListingResources(ctx, ref, query.extraRefs);
   return (await computeListing(ctx, named, query, ctx.clock.now().getTime())).result;
@@ -103,6 +106,7 @@ export async function renderedUpcomingBookables(
   query: BookablesQuery,
   rendering: { renderer: string; render(result: BookablesResult): Buffer | null; fresh: boolean },
 ): Promise<RenderedAnswer & { cached: boolean }> {
+  await limitPublic(ctx, 'listing', ref);
   assertRefCount(query.extraRefs);
   const cache = ctx.calendar ? cacheOf(ctx.calendar) : undefined;
   const key = cacheKey(rendering.renderer, ref, query);
@@ -162,9 +166,7 @@ function cacheKey(renderer: string, ref: string, query: BookablesQuery): string 
 const parseChannelKeyLoose = (value: string | undefined) => (value === undefined || value === '' ? 'RESOURCE_PUBLIC' : value);
 
 function assertRefCount(extraRefs: readonly string[]): void {
-  if (extraRefs.length > BOOKABLES_REFS_MAX) {
-    throw validationError(`ref: at most ${BOOKABLES_REFS_MAX} further resources per request, got ${extraRefs.length}`);
-  }
+  assertPublicRefCount('ref', extraRefs, BOOKABLES_REFS_MAX);
 }
 
 /**

@@ -8,6 +8,7 @@ import type { BookingChannelSetting, BookingProcess, ChannelKey } from '../resou
 import { channelOffersProduct, type EffectiveChannel, effectiveChannel, parseChannelKey } from '../resources/booking-channel.service.js';
 import type { Location } from '../kernel/address.js';
 import { type ResolvedRow, resolveResourceRows } from './bookables-query.js';
+import { assertRefCount } from './public-resource.js';
 
 export const uuidField = (name: string) => z.string().trim().refine(isUuid, `must be a UUID (${name})`);
 
@@ -85,6 +86,7 @@ export interface BookingScope {
  * products.
  */
 export async function bookingScope(ctx: Context, ref: string, extraRefs: string[], channelKeyRaw: string | null | undefined): Promise<BookingScope> {
+  assertRefCount('ref', extraRefs);
   const rows = await resolveResourceRows<ScopeResourceRow>(ctx, ref, extraRefs, SCOPE_RESOURCE_COLUMNS);
   const resources = rows.map(scopeResource);
   const main = resources[0]!;

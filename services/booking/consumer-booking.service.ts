@@ -1,3 +1,4 @@
+import { limitEmail, limitPublic } from '../kernel/rate-limits.js';
 import { z } from 'zod';
 import { announceSlotsAroundClaim, claimedSlotEvent } from '../appointments/capacity-events.js';
 import { Customer } from '../customers/customer.entity.js';
@@ -61,6 +62,7 @@ export async function createAppointmentWithConsumer(
   raw: unknown,
   query: { extraRefs: string[]; channelKey?: string; timeFormat?: string },
 ): Promise<ConsumerBookingResult> {
+  await limitPublic(ctx, 'booking', ref);
   const parsed = parseInput(bookingInput, raw);
   const scope = await bookingScope(ctx, ref, query.extraRefs, parsed.channelKey ?? query.channelKey);
   // National numbers (0170 …) are read in the provider's country; stored as E.164.
@@ -73,6 +75,8 @@ export async function createAppointmentWithConsumer(
   const formatTime = compilePattern(query.timeFormat ?? DEFAULT_TIME_FORMAT, scope.main.provider.timeZone, input.locale, 'timeFormat');
   const requested = scope.productByUuid(input.product_uuid);
   const oneProvider = scope.resources.every((r) => r.provider.id === scope.main.provider.id);
+  // Counted once the booking is otherwise acceptable: a throw-away address cannot book without end, a typo does not use up the budget.
+  await limitEmail(ctx, input.email);
   return inTransaction(ctx, bookInTransaction).catch((error: unknown) => {
     // The database refused a second place of the same customer in the appointment.
     if ((error as { constraint?: string } | null)?.constraint === 'participation_customer_once_unique') throw alreadyParticipating();

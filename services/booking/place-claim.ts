@@ -110,7 +110,7 @@ async function claimSlotAt(ctx: Context, request: ClaimRequest): Promise<Claim |
   const resourceIds = request.scope.resources.map((r) => r.id);
   const rows = await ctx.em.execute<TimeslotRow[]>(
     `${TIMESLOT_SELECT} where t.resource_id in (${resourceIds.map(() => '?').join(',')}) and t.start <= ? and t."end" >= ?
-       and r.deleted_at is null and not r.archived limit 1 for share of r`,
+       and r.deleted_at is null and not r.archived limit 1 for share of r, t`,
     [...busyWindow(request), ...resourceIds, request.from, request.to],
   );
   return rows[0] ? claimSlot(ctx, request, readTimeslot(rows[0])) : null;
@@ -152,7 +152,7 @@ function busyWindow(request: ClaimRequest): [Date, Date] {
 async function findTimeslot(ctx: Context, request: ClaimRequest, resourceIds: string[]): Promise<TimeslotRow | undefined> {
   const rows = await ctx.em.execute<TimeslotRow[]>(
     `${TIMESLOT_SELECT} where t.id = ? and t.resource_id in (${resourceIds.map(() => '?').join(',')})
-       and r.deleted_at is null and not r.archived for share of r`,
+       and r.deleted_at is null and not r.archived for share of r, t`,
     [...busyWindow(request), request.uuid, ...resourceIds],
   );
   return rows[0] && readTimeslot(rows[0]);
@@ -326,7 +326,7 @@ const draftsJson = (drafts: OutboxDraft[]) => JSON.stringify(drafts.map((d) => (
 export async function givePlace(
   ctx: Context,
   lot: LotRow,
-  row: { id: string; placeholderId: string; state: string; customerId: string | null; expiresAt: Date | null; channelKey: string; locale: string | null; messages: string[] | null },
+  row: { id: string; placeholderId: string; state: string; customerId: string | null; expiresAt: Date | null; channelKey: string; locale: string | null; messages: string[] | null; clientIp?: string | null },
   options: { created: boolean; outbox: OutboxDraft[] },
 ): Promise<PlaceCount> {
   const now = ctx.clock.now();
@@ -337,8 +337,8 @@ export async function givePlace(
           where id = ? and state = 'ACTIVE' and not archived and start > ?
           for update
        ), p as (
-         insert into participation (id, crm_id, appointment_id, customer_id, reference, placeholder_id, state, expires_at, channel_key, messages, locale, created_at, updated_at)
-         select ?, ?, a.id, ?, ?, ?, ?, ?, ?, ?::jsonb, ?, ?, ?
+         insert into participation (id, crm_id, appointment_id, customer_id, reference, placeholder_id, state, expires_at, channel_key, messages, locale, client_ip, created_at, updated_at)
+         select ?, ?, a.id, ?, ?, ?, ?, ?, ?, ?::jsonb, ?, ?, ?, ?
            from a where a.places_taken < a.capacity and (a.accept_bookings or ?::boolean)
          returning id
        ), o as (${OUTBOX_INSERT('p', 'case when a.accept_bookings then greatest(a.capacity - a.places_taken - 1, 0) else 0 end')})
@@ -359,6 +359,7 @@ export async function givePlace(
         row.channelKey,
         row.messages ? JSON.stringify(row.messages) : null,
         row.locale,
+        row.clientIp ?? null,
         now,
         now,
         options.created,

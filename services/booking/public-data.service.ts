@@ -4,12 +4,13 @@ import { contactChannelFor } from '../contact-profiles/contact-profile.service.j
 import type { Context } from '../kernel/context.js';
 import { DomainError, notFound, validationError } from '../kernel/errors.js';
 import { isUuid } from '../kernel/ids.js';
+import { limitPublic } from '../kernel/rate-limits.js';
 import type { Product } from '../products/product.entity.js';
 import { channelOffersProduct, channelSettingsOf, effectiveChannel, isExclusiveProduct, parseChannelKey } from '../resources/booking-channel.service.js';
 import type { Resource } from '../resources/resource.entity.js';
 import { Timeslot } from '../timeslots/timeslot.entity.js';
 import { productsOf } from './bookables.service.js';
-import { resolvePublicResource, scopedTo, unlessNotFound } from './public-resource.js';
+import { assertRefCount, resolvePublicResources, scopedTo } from './public-resource.js';
 
 export interface PublicQuery {
   refs: string[];
@@ -24,37 +25,55 @@ interface Target {
 }
 
 /**
- * Resolves `ref` and `tslRefs` (at least one is required) to resources of one
- * CRM. The first of them (the first `ref`, else the first `tslRefs` entry)
- * must exist; further ones that name nothing are skipped.
+ * Resolves `ref` and `tslRefs` (at least one is required, at most
+ * PUBLIC_REFS_MAX further resources and PUBLIC_REFS_MAX timeslots) to
+ * resources of one CRM. The first of them (the first `ref`, else the first
+ * `tslRefs` entry) must exist; further ones that name nothing are skipped.
+ * Each list is resolved in one go, not one query per entry.
  */
 async function resolveTargets(ctx: Context, query: PublicQuery): Promise<Target[]> {
   if (!query.refs.length && !query.tslRefs.length) throw validationError('at least one of the query parameters ref or tslRefs is required');
-  const lookups = [
-    ...query.refs.map((ref) => () => resolvePublicResource(ctx, ref).then((resource): Target => ({ resource }))),
-    ...query.tslRefs.map((tslRef) => () => resolveTslRef(ctx, tslRef)),
-  ];
-  const targets: Target[] = [];
-  for (const [index, lookup] of lookups.entries()) {
-    const target = index === 0 ? await lookup() : await unlessNotFound(lookup());
-    if (target) targets.push(target);
-  }
+  await limitPublic(ctx, 'listing', query.refs[0] ?? query.tslRefs[0]);
+  assertRefCount('ref', query.refs.slice(1));
+  assertRefCount('tslRefs', query.tslRefs);
+  const targets: Target[] = query.refs.length
+    ? (await resolvePublicResources(ctx, query.refs[0]!, query.refs.slice(1))).map((resource) => ({ resource }))
+    : [];
+  const found = await resolveTslRefs(ctx, query.tslRefs);
+  found.forEach((target, index) => {
+    if (target instanceof Error) {
+      if (index === 0 && !targets.length) throw target;
+      return;
+    }
+    targets.push(target);
+  });
   const crmId = targets[0]!.resource.crm.id;
   return targets.filter((t) => t.resource.crm.id === crmId);
 }
 
-/** A timeslot or appointment by UUID or reference; a reference several CRMs use is refused. */
-async function resolveTslRef(ctx: Context, tslRef: string): Promise<Target> {
+/**
+ * Timeslots or appointments by UUID or reference, in two queries for the
+ * whole list; each entry yields its target or the NOT_FOUND error for it (a
+ * reference several CRMs use is refused, as is one that names nothing).
+ */
+async function resolveTslRefs(ctx: Context, tslRefs: readonly string[]): Promise<(Target | DomainError)[]> {
+  if (!tslRefs.length) return [];
+  // PostgreSQL text cannot hold NUL: such an entry names nothing.
+  const usable = tslRefs.filter((value) => value.length <= 600 && !value.includes('\u0000'));
+  const ids = usable.filter(isUuid).map((value) => value.toLowerCase());
+  const where = { $or: [{ id: { $in: ids } }, { reference: { $in: usable } }] };
   const populate = ['resource', 'resource.provider', 'resource.crm'] as const;
-  const byId = isUuid(tslRef);
-  const appointments = await ctx.em.find(Appointment, byId ? { id: tslRef } : { reference: tslRef }, { populate: [...populate, 'product'], limit: 2 });
-  const timeslots = await ctx.em.find(Timeslot, byId ? { id: tslRef } : { reference: tslRef }, { populate, limit: 2 });
-  const found = [...appointments.map((a) => ({ resource: a.resource, product: a.product })), ...timeslots.map((t) => ({ resource: t.resource }))].filter(
-    (t) => !t.resource.deletedAt,
-  );
-  if (found.length > 1) throw new DomainError('NOT_FOUND', `tslRefs: ${tslRef} is ambiguous; use the UUID`);
-  if (!found[0]) throw notFound('Timeslot or appointment', tslRef);
-  return found[0];
+  const appointments = usable.length ? await ctx.em.find(Appointment, where, { populate: [...populate, 'product'] }) : [];
+  const timeslots = usable.length ? await ctx.em.find(Timeslot, where, { populate }) : [];
+  return tslRefs.map((tslRef) => {
+    const names = (row: { id: string; reference: string | null }) => (isUuid(tslRef) ? row.id === tslRef.toLowerCase() : row.reference === tslRef);
+    const found = [
+      ...appointments.filter(names).map((a): Target => ({ resource: a.resource, product: a.product })),
+      ...timeslots.filter(names).map((t): Target => ({ resource: t.resource })),
+    ].filter((t) => !t.resource.deletedAt);
+    if (found.length > 1) return new DomainError('NOT_FOUND', `tslRefs: ${tslRef} is ambiguous; use the UUID`);
+    return found[0] ?? notFound('Timeslot or appointment', tslRef);
+  });
 }
 
 export interface ActiveProductView {

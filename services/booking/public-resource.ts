@@ -1,7 +1,8 @@
 import type { Context } from '../kernel/context.js';
-import { DomainError, notFound } from '../kernel/errors.js';
+import { DomainError, notFound, validationError } from '../kernel/errors.js';
 import { isUuid } from '../kernel/ids.js';
 import { Resource } from '../resources/resource.entity.js';
+import { resolveListingResources } from './bookables-query.js';
 
 /**
  * Finds the resource a booking-flow path names: its UUID, the full reference
@@ -30,20 +31,37 @@ export async function resolvePublicResource(ctx: Context, ref: string): Promise<
   return candidates[0];
 }
 
+/** Most further resources (`ref`) or timeslots (`tslRefs`) one booking-flow request may name. */
+export const PUBLIC_REFS_MAX = 20;
+
+/** A 400 naming the parameter when a request lists more than `max` entries of it. */
+export function assertRefCount(parameter: 'ref' | 'tslRefs', values: readonly unknown[], max = PUBLIC_REFS_MAX): void {
+  const what = parameter === 'ref' ? 'further resources' : 'timeslots or appointments';
+  if (values.length > max) throw validationError(`${parameter}: at most ${max} ${what} per request, got ${values.length}`);
+}
+
 /**
  * The path's resource followed by the further resources a request names
- * (`ref` query parameters), each once; resources of another CRM than the
- * first are left out, and so are extra refs that name no resource (the
- * path's resource must exist).
+ * (`ref` query parameters, at most `maxExtra`), each once; resources of
+ * another CRM than the first are left out, and so are extra refs that name
+ * no resource (the path's resource must exist). The further refs are
+ * resolved together, in one query, however many there are.
  */
-export async function resolvePublicResources(ctx: Context, ref: string, extraRefs: readonly string[]): Promise<[Resource, ...Resource[]]> {
+export async function resolvePublicResources(
+  ctx: Context,
+  ref: string,
+  extraRefs: readonly string[],
+  maxExtra = PUBLIC_REFS_MAX,
+): Promise<[Resource, ...Resource[]]> {
+  assertRefCount('ref', extraRefs, maxExtra);
   const main = await resolvePublicResource(ctx, ref);
-  const resources: [Resource, ...Resource[]] = [main];
-  for (const extra of extraRefs) {
-    const resource = await unlessNotFound(resolvePublicResource(ctx, extra));
-    if (resource && resource.crm.id === main.crm.id && !resources.some((r) => r.id === resource.id)) resources.push(resource);
-  }
-  return resources;
+  if (!extraRefs.length) return [main];
+  const named = await resolveListingResources(ctx, main.id, extraRefs);
+  const ids = named.slice(1).map((resource) => resource.id);
+  if (!ids.length) return [main];
+  const loaded = await ctx.em.find(Resource, { id: { $in: ids }, deletedAt: null }, { populate: ['provider', 'crm'] });
+  const byId = new Map(loaded.map((resource) => [resource.id, resource]));
+  return [main, ...ids.map((id) => byId.get(id)).filter((resource): resource is Resource => resource !== undefined)];
 }
 
 /** The found value, or null when the lookup answered NOT_FOUND (an extra ref that names nothing is skipped). */

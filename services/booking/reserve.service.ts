@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { announceSlotsAroundClaim, claimedSlotEvent } from '../appointments/capacity-events.js';
 import { type Context, inTransaction } from '../kernel/context.js';
 import { validationError } from '../kernel/errors.js';
+import { limitPublic, RateLimitedError } from '../kernel/rate-limits.js';
 import { newId } from '../kernel/ids.js';
 import { QUEUES } from '../kernel/jobs.js';
 import { appointmentChangeDraft } from '../live/appointment-events.js';
@@ -44,6 +45,7 @@ export async function reserveAppointment(
   raw: unknown,
   query: { extraRefs: string[]; channelKey?: string },
 ): Promise<ReserveResult> {
+  await limitPublic(ctx, 'reserve', ref);
   const input = parseInput(reserveInput, raw);
   const scope = await bookingScope(ctx, ref, query.extraRefs, query.channelKey);
   const from = utcInstantOf(input.from, 'from');
@@ -61,12 +63,13 @@ export async function reserveAppointment(
     });
     const { lot } = claim;
     if (claim.created && scope.hasBlockedTime(claim.resource)) await announceSlotsAroundClaim(tx, slotOf(lot));
+    await assertHoldCap(tx, claim.resource.id);
     const participation = { id: newId(), placeholderId: newId(), state: 'RESERVED' as const, messages: null };
     const expiresAt = new Date(tx.clock.now().getTime() + tx.config.holdMs);
     const count = await givePlace(
       tx,
       lot,
-      { ...participation, customerId: null, expiresAt, channelKey: scope.channelKey, locale: null },
+      { ...participation, customerId: null, expiresAt, channelKey: scope.channelKey, locale: null, clientIp: tx.limits ? tx.clientIp : null },
       {
         created: claim.created,
         // Events first: the relay hands rows on in id order.
@@ -81,6 +84,33 @@ export async function reserveAppointment(
     const capacityLeft = count.capacity - count.taken - 1;
     return { participation, lot: { ...lot, capacity: count.capacity }, resource: claim.resource, product: scope.productById(lot.product_id), capacityLeft };
   });
+}
+
+/**
+ * The cap on live holds one client IP may have on one resource
+ * (HOLDS_PER_CLIENT), when the limits are on. Counted by PostgreSQL under a
+ * transaction-scoped advisory lock of (IP, resource), so parallel
+ * reservations of one client on every gateway wait for each other and
+ * cannot pass the cap together. A full cap answers 429 with the seconds
+ * until the first of the client's holds runs out.
+ */
+async function assertHoldCap(tx: Context, resourceId: string): Promise<void> {
+  if (!tx.limits || !tx.clientIp) return;
+  const max = tx.config.rateLimits.holdsPerClient;
+  await tx.em.execute('select pg_advisory_xact_lock(hashtextextended(?, 12))', [`hold|${tx.clientIp}|${resourceId}`]);
+  const [row] = await tx.em.execute<{ live: number; first_expiry: Date | null }[]>(
+    `select count(*)::int as live, min(p.expires_at) as first_expiry
+       from participation p join appointment a on a.id = p.appointment_id
+      where p.client_ip = ? and p.state = 'RESERVED' and p.expires_at > ? and a.resource_id = ?`,
+    [tx.clientIp, tx.clock.now(), resourceId],
+  );
+  if (row && row.live >= max) {
+    const waitMs = row.first_expiry ? new Date(row.first_expiry).getTime() - tx.clock.now().getTime() : tx.config.holdMs;
+    throw new RateLimitedError(
+      `At most ${max} live holds per client on this resource: complete one or let it expire`,
+      Math.max(1, Math.ceil(waitMs / 1000)),
+    );
+  }
 }
 
 /** The slot facts of a claimed appointment for its capacity event. */

@@ -37,6 +37,24 @@ const schema = z.object({
   WS_MAX_SUBSCRIPTIONS: z.coerce.number().int().min(1).max(10_000).default(20),
   WS_CONNECTIONS_PER_IP: z.coerce.number().int().min(1).default(30),
   WS_CONNECTION_WINDOW_SECONDS: z.coerce.number().positive().default(10),
+  WS_MAX_PAYLOAD_BYTES: z.coerce.number().int().min(1024).default(65_536),
+  WS_MAX_CONNECTIONS_PER_IP: z.coerce.number().int().min(1).default(50),
+  WS_MAX_CONNECTIONS: z.coerce.number().int().min(1).default(10_000),
+  TRUST_PROXY: z.coerce.number().int().min(0).max(10).default(0),
+  PUBLIC_RATE_LIMIT: z.enum(['on', 'off']).default('on'),
+  RATE_LIMIT_WINDOW_SECONDS: z.coerce.number().int().min(1).default(60),
+  RATE_LIMIT_PER_IP: z.coerce.number().int().min(1).default(300),
+  RATE_LIMIT_LISTING: z.coerce.number().int().min(1).default(60),
+  RATE_LIMIT_RESERVE: z.coerce.number().int().min(1).default(10),
+  RATE_LIMIT_BOOKING: z.coerce.number().int().min(1).default(10),
+  RATE_LIMIT_BOOKINGS_PER_EMAIL: z.coerce.number().int().min(1).default(5),
+  RATE_LIMIT_EMAIL_WINDOW_SECONDS: z.coerce.number().int().min(1).default(3600),
+  HOLDS_PER_CLIENT: z.coerce.number().int().min(1).default(3),
+  GRAPHQL_MAX_DEPTH: z.coerce.number().int().min(1).default(10),
+  GRAPHQL_MAX_COST: z.coerce.number().int().min(1).default(5000),
+  GRAPHQL_MAX_ALIASES: z.coerce.number().int().min(1).default(15),
+  GRAPHQL_MAX_DIRECTIVES: z.coerce.number().int().min(1).default(20),
+  GRAPHQL_MAX_TOKENS: z.coerce.number().int().min(1).default(3000),
   LOG_LEVEL: z.enum(LOG_LEVELS).default('info'),
   NODE_ENV: z.string().default('development'),
 });
@@ -73,9 +91,37 @@ export type Config = {
   wsMaxSubscriptions: number;
   /** New WebSocket connections one client IP may open per window, per gateway process. */
   wsConnectionRate: { max: number; windowMs: number };
+  /** Largest WebSocket message, the most open WebSocket connections per client IP and per process. */
+  wsLimits: { maxPayloadBytes: number; maxConnectionsPerIp: number; maxConnections: number };
+  /** Proxies in front of the gateway whose X-Forwarded-For entry is believed (0: the header is ignored). */
+  trustProxy: number;
+  /** Limits of the public booking flow (see README "Limits"). */
+  rateLimits: RateLimits;
+  /** Bounds of one GraphQL document. */
+  graphqlLimits: { maxDepth: number; maxCost: number; maxAliases: number; maxDirectives: number; maxTokens: number };
   logLevel: LogLevel;
   production: boolean;
 };
+
+/** Limits of the public booking flow, counted in Redis across every gateway (holds: in PostgreSQL). */
+export interface RateLimits {
+  /** PUBLIC_RATE_LIMIT=off switches every one of them off (benchmarks, tests). */
+  enabled: boolean;
+  windowMs: number;
+  /** Public booking-flow requests (REST or GraphQL fields) per client IP and window, all resources together. */
+  perIp: number;
+  /** Listings (upcoming_bookables, active_products, public_data) per client IP and resource and window. */
+  listing: number;
+  /** Reservations per client IP and resource and window. */
+  reserve: number;
+  /** Completed bookings per client IP and resource and window. */
+  booking: number;
+  /** Bookings per e-mail address per `emailWindowMs`. */
+  bookingsPerEmail: number;
+  emailWindowMs: number;
+  /** Live holds one client IP may have on one resource at once. */
+  holdsPerClient: number;
+}
 
 export class ConfigError extends Error {}
 
@@ -116,6 +162,26 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     liveCoalesceMs: v.LIVE_COALESCE_MS,
     wsMaxSubscriptions: v.WS_MAX_SUBSCRIPTIONS,
     wsConnectionRate: { max: v.WS_CONNECTIONS_PER_IP, windowMs: Math.round(v.WS_CONNECTION_WINDOW_SECONDS * 1000) },
+    wsLimits: { maxPayloadBytes: v.WS_MAX_PAYLOAD_BYTES, maxConnectionsPerIp: v.WS_MAX_CONNECTIONS_PER_IP, maxConnections: v.WS_MAX_CONNECTIONS },
+    trustProxy: v.TRUST_PROXY,
+    rateLimits: {
+      enabled: v.PUBLIC_RATE_LIMIT === 'on',
+      windowMs: v.RATE_LIMIT_WINDOW_SECONDS * 1000,
+      perIp: v.RATE_LIMIT_PER_IP,
+      listing: v.RATE_LIMIT_LISTING,
+      reserve: v.RATE_LIMIT_RESERVE,
+      booking: v.RATE_LIMIT_BOOKING,
+      bookingsPerEmail: v.RATE_LIMIT_BOOKINGS_PER_EMAIL,
+      emailWindowMs: v.RATE_LIMIT_EMAIL_WINDOW_SECONDS * 1000,
+      holdsPerClient: v.HOLDS_PER_CLIENT,
+    },
+    graphqlLimits: {
+      maxDepth: v.GRAPHQL_MAX_DEPTH,
+      maxCost: v.GRAPHQL_MAX_COST,
+      maxAliases: v.GRAPHQL_MAX_ALIASES,
+      maxDirectives: v.GRAPHQL_MAX_DIRECTIVES,
+      maxTokens: v.GRAPHQL_MAX_TOKENS,
+    },
     logLevel: v.LOG_LEVEL,
     production,
     ...overrides,

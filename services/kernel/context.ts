@@ -7,6 +7,7 @@ import { newId } from './ids.js';
 import { addTouchedResources, notifyOutboxIfWritten, takeTouchedResources } from '../outbox/outbox.service.js';
 import type { CalendarVersions } from './calendar-version.js';
 import type { Logger } from './logger.js';
+import type { PublicLimiter } from './rate-limits.js';
 
 /** Who is acting: an authenticated CRM, an anonymous consumer, or the service itself (worker, admin tool). */
 export type Actor = { kind: 'crm'; crmId: string } | { kind: 'public' } | { kind: 'system'; name: string };
@@ -29,6 +30,10 @@ export interface Context {
   language?: string;
   /** Change counters per resource (Redis), bumped after a commit that changed capacity; absent in tools without Redis. */
   calendar?: CalendarVersions;
+  /** The caller's IP as the gateway trusts it (TRUST_PROXY); absent outside a request. */
+  clientIp?: string;
+  /** The public flow's limits; absent when PUBLIC_RATE_LIMIT=off or outside the gateway. */
+  limits?: PublicLimiter;
 }
 
 export interface ContextRoot {
@@ -37,12 +42,13 @@ export interface ContextRoot {
   config: Config;
   logger: Logger;
   calendar?: CalendarVersions;
+  limits?: PublicLimiter;
 }
 
 /** Builds a context with a fresh EntityManager fork. */
 export function createContext(
   root: ContextRoot,
-  fields: { crm?: CrmIntegration | null; actor?: Actor; requestId?: string; language?: string } = {},
+  fields: { crm?: CrmIntegration | null; actor?: Actor; requestId?: string; language?: string; clientIp?: string } = {},
 ): Context {
   const requestId = fields.requestId ?? newId();
   return {
@@ -55,6 +61,8 @@ export function createContext(
     requestId,
     language: fields.language,
     calendar: root.calendar,
+    clientIp: fields.clientIp,
+    limits: root.limits,
   };
 }
 

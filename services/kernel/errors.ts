@@ -69,6 +69,8 @@ const UNIQUE_CONSTRAINT_ERRORS: Record<string, () => DomainError> = {
 const EXCLUSION_CONSTRAINT_ERRORS: Record<string, () => DomainError> = {
   // Two first bookings whose blocked periods overlap: the later one finds the slot taken (see booking/place-claim.ts).
   appointment_lot_no_overlap: () => new DomainError('SLOT_TAKEN', 'Das überlappt mit einem anderen Termin.', '201'),
+  // Two parallel creates or updates of timeslots of one resource that overlap: the later one is refused.
+  timeslot_resource_no_overlap: () => new DomainError('CONFLICT', 'The timeslot overlaps another timeslot of the same resource'),
 };
 
 /** PostgreSQL error codes that mean the caller's input broke a database rule, not that the service failed. */
@@ -101,6 +103,26 @@ function translateDatabaseError(error: unknown): DomainError | undefined {
     case '40P01':
       return new DomainError('CONFLICT', 'The request conflicted with a concurrent change; please retry');
     default:
-      return undefined;
+      return isDatabaseUnavailable(error) ? new DomainError('UNAVAILABLE', 'The database is not available right now; please retry shortly') : undefined;
   }
+}
+
+/**
+ * PostgreSQL being down, restarting or out of connections (and a statement
+ * it cancelled for running too long): the service is unavailable for a
+ * moment, which is a 503, not a failure of the service (500).
+ */
+const UNAVAILABLE_SQLSTATES = new Set(['57P01', '57P02', '57P03', '57014', '08000', '08001', '08003', '08004', '08006', '53300', '53400']);
+const UNAVAILABLE_NODE_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENOTFOUND']);
+const UNAVAILABLE_MESSAGE = /Connection terminated|connection timeout|Timeout acquiring a connection|Client has encountered a connection error|Connection ended|the database system is (starting up|shutting down|in recovery)|terminating connection/i;
+
+export function isDatabaseUnavailable(error: unknown): boolean {
+  for (let current: unknown = error, depth = 0; current && depth < 4; depth++) {
+    const { code, name, message, cause } = current as { code?: unknown; name?: unknown; message?: unknown; cause?: unknown };
+    if (typeof code === 'string' && (UNAVAILABLE_SQLSTATES.has(code) || UNAVAILABLE_NODE_CODES.has(code))) return true;
+    if (name === 'ConnectionException') return true;
+    if (typeof message === 'string' && UNAVAILABLE_MESSAGE.test(message)) return true;
+    current = cause ?? (current as { previous?: unknown }).previous;
+  }
+  return false;
 }

@@ -84,7 +84,7 @@ export interface CapacityFeed {
  */
 export async function openCapacityFeed(ctx: Context, raw: unknown): Promise<CapacityFeed> {
   const input = parseInput(feedInput, raw, 'arguments');
-  const resources = await resolvePublicResources(ctx, input.refs[0]!, input.refs.slice(1));
+  const resources = await resolvePublicResources(ctx, input.refs[0]!, input.refs.slice(1), Number.POSITIVE_INFINITY);
   const main = resources[0];
   const scoped = scopedTo(ctx, main);
   const channelKey = parseChannelKey(input.channelKey);

@@ -147,8 +147,19 @@ export async function deleteTimeslot(ctx: Context, providerReference: string, re
   });
 }
 
+/**
+ * The timeslot, locked FOR UPDATE: a first booking shares the timeslot's row
+ * while it cuts its appointment from it (booking/place-claim.ts), so an
+ * update or delete waits for that booking and then counts its appointment,
+ * and a booking that comes later sees the changed timeslot. No off-grid or
+ * orphaned appointment either way.
+ */
 async function timeslotOf(ctx: Context, provider: Provider, reference: string): Promise<Timeslot> {
-  const timeslot = await ctx.em.findOne(Timeslot, { crm: requireCrm(ctx), reference, resource: { provider } }, { populate: ['resource'] });
+  const found = await ctx.em.findOne(Timeslot, { crm: requireCrm(ctx), reference, resource: { provider } }, { populate: ['resource'] });
+  if (!found) throw notFound('Timeslot', reference);
+  // Only the timeslot's row (its resource stays shared with bookings), then read again what the lock protects.
+  await ctx.em.execute('select 1 from timeslot where id = ? for update', [found.id]);
+  const timeslot = await ctx.em.refresh(found, { populate: ['resource'] });
   if (!timeslot) throw notFound('Timeslot', reference);
   return timeslot;
 }

@@ -126,6 +126,12 @@ async function freeEmailVariant(ctx: Context, email: string): Promise<string> {
 }
 
 /** Confirms the e-mail address whose verification mail carried the token; false when the token is unknown or used. */
+/** Whether the token belongs to an e-mail address still waiting for its verification (reads only). */
+export async function isPendingVerification(ctx: Context, token: string): Promise<boolean> {
+  if (!/^[A-Za-z0-9_-]{16,64}$/.test(token)) return false;
+  return (await ctx.em.count(User, { emailVerificationToken: token })) > 0;
+}
+
 export async function verifyEmail(ctx: Context, token: string): Promise<boolean> {
   if (!/^[A-Za-z0-9_-]{16,64}$/.test(token)) return false;
   return inTransaction(ctx, async (tx) => {

@@ -29,6 +29,8 @@ export async function startChildGateway(env: Record<string, string> = {}, timeou
       PORT: '0',
       LOG_LEVEL: 'info',
       QUEUE_PREFIX: unique('child'),
+      PUBLIC_RATE_LIMIT: 'off',
+      WS_MAX_CONNECTIONS_PER_IP: '100000',
       ...env,
     },
     stdio: ['ignore', 'pipe', 'pipe'],

@@ -1,4 +1,3 @@
-import type { IncomingMessage } from 'node:http';
 import { GraphQLError } from 'graphql';
 
 /**
@@ -46,13 +45,39 @@ export class ConnectionRateLimiter {
 }
 
 /**
- * The client's IP as express sees it with `trust proxy` on (the gateway runs
- * behind a proxy): the first X-Forwarded-For entry, else the socket's peer.
+ * Open WebSocket connections per client IP and in total, for this process:
+ * a socket costs memory here, whichever gateway the others are on. `open`
+ * `check` is asked at the upgrade, `opened` and `closed` follow the socket.
  */
-export function clientIp(req: IncomingMessage): string {
-  const header = req.headers['x-forwarded-for'];
-  const forwarded = (Array.isArray(header) ? header[0] : header)?.split(',')[0]?.trim();
-  return forwarded || req.socket.remoteAddress || 'unknown';
+export class OpenConnections {
+  private readonly perIp = new Map<string, number>();
+  private total = 0;
+
+  constructor(private readonly limits: { maxConnectionsPerIp: number; maxConnections: number }) {}
+
+  /** Whether one more connection of `ip` fits, or which cap it would break. */
+  check(ip: string): 'ok' | 'ip' | 'process' {
+    if (this.total >= this.limits.maxConnections) return 'process';
+    if ((this.perIp.get(ip) ?? 0) >= this.limits.maxConnectionsPerIp) return 'ip';
+    return 'ok';
+  }
+
+  /** Counts an established connection (until `closed`). */
+  opened(ip: string): void {
+    this.perIp.set(ip, (this.perIp.get(ip) ?? 0) + 1);
+    this.total++;
+  }
+
+  closed(ip: string): void {
+    const count = this.perIp.get(ip) ?? 0;
+    if (count <= 1) this.perIp.delete(ip);
+    else this.perIp.set(ip, count - 1);
+    this.total = Math.max(0, this.total - 1);
+  }
+
+  get size(): number {
+    return this.total;
+  }
 }
 
 /**
