@@ -76,7 +76,8 @@ export async function createGateway(deps: GatewayDeps): Promise<Gateway> {
     costLimit: { maxCost: gl.maxCost },
     maxAliases: { n: gl.maxAliases },
     maxDirectives: { n: gl.maxDirectives },
-    maxTokens: { n: gl.maxTokens },
+    // Tokens are bounded by graphql-js's own parser option below (armor's Apollo plugin answers 500).
+    maxTokens: { enabled: false },
     blockFieldSuggestion: { enabled: true },
   }).protect();
 
@@ -134,6 +135,7 @@ export async function createGateway(deps: GatewayDeps): Promise<Gateway> {
     includeStacktraceInErrorResponses: false,
     introspection: !deps.config.production,
     allowBatchedHttpRequests: false,
+    parseOptions: { maxTokens: gl.maxTokens },
     validationRules: armor.validationRules,
     plugins: [
       // graphql-armor types its plugins against the CommonJS build of @apollo/server; they are plain objects.

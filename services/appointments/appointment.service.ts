@@ -85,6 +85,9 @@ export async function createAppointments(ctx: Context, providerReference: string
   });
 }
 
+/** Appointments of a series created and flushed at a time. */
+const SERIES_FLUSH_CHUNK = 200;
+
 async function createSeries(ctx: Context, provider: Provider, raw: unknown): Promise<CreateAppointmentsResult> {
   const input = parseInput(seriesInput, raw);
   const zone = provider.timeZone;
@@ -113,10 +116,15 @@ async function createSeries(ctx: Context, provider: Provider, raw: unknown): Pro
   if (slots.length > SERIES_MAX_APPOINTMENTS) throw validationError(`a series may hold at most ${SERIES_MAX_APPOINTMENTS} appointments`);
   const fields = await commonFields(ctx, provider, input);
   const seriesId = newId();
-  const appointments = slots.map((slot, i) =>
-    ctx.em.create(Appointment, { ...fields, reference: `series-${seriesId}-${i + 1}`, seriesId, start: slot.start, end: slot.end }),
-  );
-  await ctx.em.flush();
+  // Created and written in chunks: each flush awaits the database, so a series of 2000 never holds the
+  // event loop for long and other requests keep being answered meanwhile.
+  const appointments: Appointment[] = [];
+  for (let i = 0; i < slots.length; i += SERIES_FLUSH_CHUNK) {
+    for (const [j, slot] of slots.slice(i, i + SERIES_FLUSH_CHUNK).entries()) {
+      appointments.push(ctx.em.create(Appointment, { ...fields, reference: `series-${seriesId}-${i + j + 1}`, seriesId, start: slot.start, end: slot.end }));
+    }
+    await ctx.em.flush();
+  }
   await announceNewAppointments(ctx, appointments);
   await ctx.em.populate(appointments, APPOINTMENT_VIEW_POPULATE);
   return { kind: 'series', seriesId, appointments };

@@ -170,9 +170,36 @@ export async function announceNewAppointments(ctx: Context, appointments: readon
   await ctx.em.flush();
   await ctx.em.populate(appointments as Appointment[], ['resource', 'timeslot']);
   const version = await eventVersion(ctx);
-  for (const appointment of appointments) {
+  for (const [i, appointment] of appointments.entries()) {
     publish(ctx, slotEvent(appointment, version, listedAsLot(appointment, appointment.resource, appointment.timeslot, ctx.clock.now()) ? appointment.capacity : 0));
+    // Written 200 at a time, so a big series does not hold the event loop in one long flush.
+    if ((i + 1) % 200 === 0) await ctx.em.flush();
   }
   const announced = new Set<string>();
-  for (const appointment of appointments) await announceTimeslotsAround(ctx, appointment, [], announced);
+  // One query per resource first: a series of 2000 appointments where no timeslot is near costs one round trip, not 4000.
+  const byResource = new Map<string, Appointment[]>();
+  for (const appointment of appointments) byResource.set(appointment.resource.id, [...(byResource.get(appointment.resource.id) ?? []), appointment]);
+  for (const [resourceId, group] of byResource) {
+    const from = new Date(Math.min(...group.map((a) => a.start.getTime())));
+    const to = new Date(Math.max(...group.map((a) => a.end.getTime())));
+    if (!(await timeslotNear(ctx, resourceId, from, to))) continue;
+    for (const appointment of group) await announceTimeslotsAround(ctx, appointment, [], announced);
+  }
+}
+
+/** Whether any timeslot of the resource lies within the longest lead and follow-up time of its provider's products around [from, to). */
+async function timeslotNear(ctx: Context, resourceId: string, from: Date, to: Date): Promise<boolean> {
+  const [row] = await ctx.em.execute<{ near: boolean }[]>(
+    `with reach as (
+       select coalesce(max(p.lead_time_minutes), 0) as lead, coalesce(max(p.follow_up_time_minutes), 0) as follow_up
+         from product p where p.provider_id = (select provider_id from resource where id = ?)
+     )
+     select exists (
+       select 1 from timeslot t, reach
+        where t.resource_id = ? and t.start < ?::timestamptz + make_interval(mins => reach.follow_up)
+          and t."end" > ?::timestamptz - make_interval(mins => reach.lead)
+     ) as near`,
+    [resourceId, resourceId, to, from],
+  );
+  return Boolean(row?.near);
 }
