@@ -71,6 +71,11 @@ describe('booking flow: cancel link', () => {
     const page = await pub.get(pathOf(res.body.createdAppointment.cancelLink));
     expect(page.text).toContain('Möchten Sie diesen Termin absagen?');
     expect(page.text).toMatch(/um 09:00 Uhr/);
+    // The page may not be framed (clickjacking of its button), sniffed, or pass its token on as a referrer.
+    expect(page.headers.get('content-security-policy')).toContain("frame-ancestors 'none'");
+    expect(page.headers.get('x-frame-options')).toBe('DENY');
+    expect(page.headers.get('x-content-type-options')).toBe('nosniff');
+    expect(page.headers.get('referrer-policy')).toBe('no-referrer');
   });
 
   it('refuses a tampered link with 403', async () => {

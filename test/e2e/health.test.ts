@@ -41,8 +41,9 @@ describe('GET /healthz', () => {
       expect(res.status).toBe(503);
       expect(res.body.ok).toBe(false);
       expect(res.body.checks.postgres).toBe('ok');
-      expect(res.body.checks.redis).toEqual(expect.any(String));
-      expect(res.body.checks.redis).not.toBe('ok');
+      // A fixed word, never the driver's message (host names, ports, SQL).
+      expect(['timeout', 'unavailable']).toContain(res.body.checks.redis);
+      expect(res.text).not.toMatch(/127\.0\.0\.1|ECONNREFUSED|connect/);
       // The check is bounded (one second per dependency), so a load balancer gets its answer quickly.
       expect(Date.now() - started).toBeLessThan(3000);
     } finally {
@@ -60,7 +61,7 @@ describe('GET /healthz', () => {
       expect(res.body.ok).toBe(false);
       expect(res.body.checks.redis).toBe('ok');
       expect(res.body.checks.postgres).not.toBe('ok');
-      expect(res.body.checks.postgres).toEqual(expect.any(String));
+      expect(['timeout', 'unavailable']).toContain(res.body.checks.postgres);
     } finally {
       await gateway.close();
       await deadOrm.close(true);

@@ -24,15 +24,34 @@ describe('e-mail verification link (create user, rule 3)', () => {
     expect(user.emailVerified).toBe(false);
     expect(user.emailVerificationToken).toBeTruthy();
 
-    const confirmed = await app.anonymous.get(`/verify-email?token=${user.emailVerificationToken}`);
-    expect(confirmed.status).toBe(200);
+    // GET (what a mail scanner follows) only asks: a page with a button that POSTs, and nothing changes.
+    const asked = await app.anonymous.get(`/verify-email?token=${user.emailVerificationToken}`);
+    expect(asked.status).toBe(200);
+    expect(asked.text).toContain(`<form method="post" action="/verify-email?token=${user.emailVerificationToken}">`);
+    expect(asked.text).not.toContain('bestätigt.');
+    expect((await app.context().em.findOneOrFail(User, { id: user.id })).emailVerified).toBe(false);
+    for (const res of [asked]) {
+      expect(res.headers.get('content-security-policy')).toContain("frame-ancestors 'none'");
+      expect(res.headers.get('x-content-type-options')).toBe('nosniff');
+      expect(res.headers.get('x-frame-options')).toBe('DENY');
+      expect(res.headers.get('referrer-policy')).toBe('no-referrer');
+    }
+
+    // The button's POST (a form with no fields, as the browser sends it) verifies.
+    const confirmed = await app.anonymous.request('POST', `/verify-email?token=${user.emailVerificationToken}`, '', { 'content-type': 'application/x-www-form-urlencoded' });
+    expect(confirmed.status, confirmed.text).toBe(200);
     expect(confirmed.text).toContain('bestätigt');
+    expect(confirmed.headers.get('content-security-policy')).toContain("frame-ancestors 'none'");
     const after = await app.context().em.findOneOrFail(User, { id: user.id });
     expect(after.emailVerified).toBe(true);
     expect(after.emailVerificationToken).toBeNull();
 
     expect((await app.anonymous.get(`/verify-email?token=${user.emailVerificationToken}`)).status).toBe(400);
+    expect((await app.anonymous.request('POST', `/verify-email?token=${user.emailVerificationToken}`, '')).status).toBe(400);
     expect((await app.anonymous.get('/verify-email?token=nonsense')).status).toBe(400);
-    expect((await app.anonymous.get('/verify-email')).status).toBe(400);
+    expect((await app.anonymous.request('POST', '/verify-email?token=nonsense', '')).status).toBe(400);
+    const missing = await app.anonymous.get('/verify-email');
+    expect(missing.status).toBe(400);
+    expect(missing.headers.get('x-content-type-options')).toBe('nosniff');
   });
 });
