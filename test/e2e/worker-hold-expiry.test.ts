@@ -97,6 +97,9 @@ describe('hold expiry by the delayed job (hold shortened to 1.5 s)', () => {
     expect(freed.map((e) => e.payload)).toEqual([
       expect.objectContaining({ scope: 'slot', kind: 'models.Bookable', appointmentId: null, start: new Date(f.slots[0]!.from).toISOString(), capacity: 3, capacityLeft: 3 }),
     ]);
+    // The query finds the timeslot-wide event its creation wrote (so its empty answer below means something) …
+    expect((await timeslotEventsAfter(app, f.timeslotUuid, new Date(0))).length).toBeGreaterThan(0);
+    // … and none since the hold's own event.
     expect(await timeslotEventsAfter(app, f.timeslotUuid, events.at(-1)!.created_at)).toEqual([]);
     await expect.poll(() => heard.filter((e) => e.appointmentId === null && (e as { scope?: string; timeslotId?: string }).scope === 'slot' && (e as { timeslotId?: string }).timeslotId === f.timeslotUuid).length, { timeout: 3000 }).toBe(1);
   });

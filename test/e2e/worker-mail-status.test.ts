@@ -47,6 +47,18 @@ describe('mail delivery status: retries, FAILED with reason, GraphQL mailDeliver
     return reference;
   };
 
+  /** The worker, started by the first test that needs it (the first test needs none at first): each test stands alone. */
+  const ensureWorker = async () => {
+    worker ??= await startWorker({
+      config: app.config,
+      orm: app.orm,
+      clock: app.clock,
+      logger: createLogger('silent'),
+      relayPollMs: 200,
+      mailRetry: { attempts: 3, delayMs: 100 },
+    });
+  };
+
   beforeAll(async () => {
     sink = await startSmtpSink();
     // The worker is started by hand below, with a short retry policy.
@@ -73,14 +85,7 @@ describe('mail delivery status: retries, FAILED with reason, GraphQL mailDeliver
     const cleared = await f.api.put(`${f.base}/customers/${encodeURIComponent(vanishing)}`, { email: null });
     expect(cleared.status, cleared.text).toBe(200);
 
-    worker = await startWorker({
-      config: app.config,
-      orm: app.orm,
-      clock: app.clock,
-      logger: createLogger('silent'),
-      relayPollMs: 200,
-      mailRetry: { attempts: 3, delayMs: 100 },
-    });
+    await ensureWorker();
     const [sent] = await waitForStatus(reference, 'SENT');
     expect(sent).toMatchObject({ template: 'participation-booked', recipient: email, attempts: 1, lastError: null });
     expect(new Date(sent!.updatedAt).toISOString()).toBe(sent!.updatedAt);
@@ -93,6 +98,7 @@ describe('mail delivery status: retries, FAILED with reason, GraphQL mailDeliver
   });
 
   it('a transient refusal (451) is retried with back-off and the mail arrives once', async () => {
+    await ensureWorker();
     const email = `${unique('retry')}@example.com`;
     let refusals = 0;
     sink.refuse((address) => (address === email && refusals++ < 2 ? { code: 451, message: 'Greylisted, try again later' } : null));
@@ -106,6 +112,7 @@ describe('mail delivery status: retries, FAILED with reason, GraphQL mailDeliver
   });
 
   it('a mail that keeps failing ends FAILED with the reason after its attempts', async () => {
+    await ensureWorker();
     const email = `${unique('down')}@example.com`;
     sink.refuse((address) => (address === email ? { code: 451, message: 'Mailbox temporarily unavailable' } : null));
     const reference = await book(email);
@@ -119,6 +126,7 @@ describe('mail delivery status: retries, FAILED with reason, GraphQL mailDeliver
   });
 
   it('a permanent refusal (550) fails at once without further attempts', async () => {
+    await ensureWorker();
     const email = `${unique('nobody')}@example.com`;
     sink.refuse((address) => (address === email ? { code: 550, message: 'No such user' } : null));
     const reference = await book(email);
@@ -129,6 +137,7 @@ describe('mail delivery status: retries, FAILED with reason, GraphQL mailDeliver
   });
 
   it('needs the CRM key, and another CRM’s participation is unknown (NOT_FOUND)', async () => {
+    await ensureWorker();
     const email = `${unique('own')}@example.com`;
     const reference = await book(email);
     const other = await app.newCrm();
