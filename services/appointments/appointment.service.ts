@@ -86,7 +86,7 @@ export async function createAppointments(ctx: Context, providerReference: string
 }
 
 /** Appointments of a series created and flushed at a time. */
-const SERIES_FLUSH_CHUNK = 200;
+const SERIES_FLUSH_CHUNK = 100;
 
 async function createSeries(ctx: Context, provider: Provider, raw: unknown): Promise<CreateAppointmentsResult> {
   const input = parseInput(seriesInput, raw);

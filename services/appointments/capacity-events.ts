@@ -172,8 +172,8 @@ export async function announceNewAppointments(ctx: Context, appointments: readon
   const version = await eventVersion(ctx);
   for (const [i, appointment] of appointments.entries()) {
     publish(ctx, slotEvent(appointment, version, listedAsLot(appointment, appointment.resource, appointment.timeslot, ctx.clock.now()) ? appointment.capacity : 0));
-    // Written 200 at a time, so a big series does not hold the event loop in one long flush.
-    if ((i + 1) % 200 === 0) await ctx.em.flush();
+    // Written 100 at a time, so a big series does not hold the event loop in one long flush.
+    if ((i + 1) % 100 === 0) await ctx.em.flush();
   }
   const announced = new Set<string>();
   // One query per resource first: a series of 2000 appointments where no timeslot is near costs one round trip, not 4000.
