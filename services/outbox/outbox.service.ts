@@ -40,6 +40,30 @@ export function writeOutbox(
   return row;
 }
 
+/**
+ * Records many side effects at once with direct INSERTs of `chunk` rows
+ * (not entities the unit of work keeps and compares on every flush), for
+ * writers of hundreds of rows such as a series of appointments.
+ */
+export async function writeOutboxMany(
+  em: EntityManager,
+  messages: readonly { kind: OutboxKind; topic: string; payload: Record<string, unknown>; runAt?: Date | null }[],
+  chunk = 100,
+): Promise<void> {
+  for (let i = 0; i < messages.length; i += chunk) {
+    const createdAt = new Date();
+    await em.insertMany(
+      OutboxMessage,
+      messages.slice(i, i + chunk).map((message) => ({ kind: message.kind, topic: message.topic, payload: message.payload, runAt: message.runAt ?? null, createdAt, attempts: 0 })),
+    );
+  }
+  if (!messages.length) return;
+  unannounced.add(em);
+  for (const message of messages) {
+    if (message.topic === TOPICS.capacityChanged && typeof message.payload.resourceId === 'string') addTouchedResources(em, [message.payload.resourceId]);
+  }
+}
+
 /** Notes resources whose capacity changed in the transaction of `em`. */
 export function addTouchedResources(em: EntityManager, resourceIds: Iterable<string>): void {
   let touched = touchedResources.get(em);
