@@ -7,7 +7,6 @@ import { expressMiddleware } from '@as-integrations/express5';
 import express from 'express';
 import { GraphQLError, type GraphQLSchema, specifiedRules, validate } from 'graphql';
 import { useServer } from 'graphql-ws/use/ws';
-import type { Redis } from 'ioredis';
 import { WebSocketServer } from 'ws';
 import { findCrmByKey } from '../services/crm/crm.service.js';
 import type { Clock } from '../services/kernel/clock.js';
@@ -18,15 +17,19 @@ import { redisCalendarVersions } from '../services/kernel/calendar-version.js';
 import { checkHealth } from '../services/kernel/health.js';
 import { createPublicLimiter } from '../services/kernel/rate-limits.js';
 import type { Logger } from '../services/kernel/logger.js';
+import { addGaugeSource, countRejection } from '../services/kernel/metrics.js';
 import type { Orm } from '../services/kernel/orm.js';
 import { apiDocsRouter } from './api-docs.js';
+import type { RedisClient } from '../services/kernel/redis.js';
+import { adminQueues, ADMIN_QUEUES_PATH } from './admin-queues.js';
 import { buildGraphqlSchema } from './graphql/build-schema.js';
 import { formatGraphqlError } from './graphql/format-error.js';
 import { createRedisPubSub, LiveHub, type LiveContext } from './graphql/live/live-hub.js';
 import { ConnectionRateLimiter, OpenConnections, subscriptionCapError } from './graphql/live/ws-limits.js';
 import { clientIpOf } from './client-ip.js';
 import { canonicalHost, consumerCors } from './http-middleware.js';
-import { languageFromCookie, requestIdOf } from './request-meta.js';
+import { graphqlMetricsPlugin, metricsEndpoint, requestObservability } from './observability.js';
+import { languageFromCookie, noteCrm, requestIdOf } from './request-meta.js';
 import { ROUTES } from './rest/routes.js';
 import { bookingPageRouter } from './web/booking-page.routes.js';
 import { bodyErrorHandler, CRM_KEY_HEADER, restRouter, sendError } from './rest/router.js';
@@ -34,7 +37,7 @@ import { bodyErrorHandler, CRM_KEY_HEADER, restRouter, sendError } from './rest/
 export interface GatewayDeps {
   config: Config;
   orm: Orm;
-  redis: Redis;
+  redis: RedisClient;
   clock: Clock;
   logger: Logger;
 }
@@ -43,13 +46,14 @@ export interface Gateway {
   server: Server;
   schema: GraphQLSchema;
   listen(port: number, host?: string): Promise<number>;
+  /** /readyz answers 503 from the first moment on; after SHUTDOWN_DELAY_MS the server drains and closes. */
   close(): Promise<void>;
 }
 
 /** Keys a WebSocket client may use in `connectionParams` to pass the CRM key. */
 const CONNECTION_PARAM_KEYS = ['X-SERVICE-CLIENT-ID', 'x-service-client-id', 'serviceClientId'];
 
-/** Assembles the gateway: REST facade, GraphQL over HTTP and WebSocket, health. */
+/** Assembles the gateway: REST facade, GraphQL over HTTP and WebSocket, health, metrics, queue dashboard. */
 export async function createGateway(deps: GatewayDeps): Promise<Gateway> {
   const { orm, redis, logger } = deps;
   const calendar = redisCalendarVersions(redis, deps.config.queuePrefix);
@@ -58,7 +62,7 @@ export async function createGateway(deps: GatewayDeps): Promise<Gateway> {
   const root: ContextRoot = { em: orm.em, clock: deps.clock, config: deps.config, logger, calendar, limits };
   const ipOf = (req: IncomingMessage) => clientIpOf(req, deps.config.trustProxy);
   // Live updates: Redis pub/sub fed by the worker's outbox relay, read by every gateway.
-  const live = createRedisPubSub(deps.config.redisUrl, logger);
+  const live = createRedisPubSub(deps.config, deps.config.queuePrefix, logger);
   const hub = new LiveHub(live.pubSub, deps.clock, { coalesceMs: deps.config.liveCoalesceMs });
   const schema = await buildGraphqlSchema(live.pubSub);
   const app = express();
@@ -66,6 +70,7 @@ export async function createGateway(deps: GatewayDeps): Promise<Gateway> {
   app.disable('x-powered-by');
   // X-Forwarded-For is read only behind TRUST_PROXY trusted proxies (a hop count, as express understands it).
   app.set('trust proxy', deps.config.trustProxy);
+  let shuttingDown = false;
 
   const formatError = formatGraphqlError(logger);
   // Depth, cost, aliases, directives and tokens of a document are bounded, and field suggestions
@@ -92,8 +97,12 @@ export async function createGateway(deps: GatewayDeps): Promise<Gateway> {
       const ip = ipOf(info.req);
       const open = openConnections.check(ip);
       if (open === 'process') return accept(false, 503, 'Service Unavailable', { 'Retry-After': '5' });
-      if (open === 'ip') return accept(false, 429, 'Too Many Requests', { 'Retry-After': '5' });
+      if (open === 'ip') {
+        countRejection(429, 'RATE_LIMITED');
+        return accept(false, 429, 'Too Many Requests', { 'Retry-After': '5' });
+      }
       if (connectionRate.allow(ip)) return accept(true);
+      countRejection(429, 'RATE_LIMITED');
       accept(false, 429, 'Too Many Requests', { 'Retry-After': String(connectionRate.retryAfterSeconds(ip)) });
     },
   });
@@ -102,17 +111,29 @@ export async function createGateway(deps: GatewayDeps): Promise<Gateway> {
     openConnections.opened(ip);
     socket.once('close', () => openConnections.closed(ip));
   });
+  // graphql-ws contexts of open connections, whose `subscriptions` the gauge counts when scraped.
+  const wsContexts = new Set<{ subscriptions: Record<string, unknown> }>();
+  const removeGauges = addGaugeSource(() => [
+    { name: 'booking_websocket_connections', value: wsServer.clients.size },
+    { name: 'booking_websocket_subscriptions', value: [...wsContexts].reduce((sum, ctx) => sum + Object.keys(ctx.subscriptions).length, 0) },
+  ]);
   const wsCleanup = useServer(
     {
       schema,
       // The same document limits over WebSocket (the message size bounds its tokens).
       validate: (schema, document) => validate(schema, document, [...specifiedRules, ...armor.validationRules]),
-      onSubscribe: (ctx) => subscriptionCapError(Object.keys(ctx.subscriptions).length, deps.config.wsMaxSubscriptions),
+      onSubscribe: (ctx) => {
+        const refused = subscriptionCapError(Object.keys(ctx.subscriptions).length, deps.config.wsMaxSubscriptions);
+        if (refused) countRejection(429, 'RATE_LIMITED');
+        return refused;
+      },
       onConnect: async (socket) => {
         const key = keyFromConnectionParams(socket.connectionParams);
         if (key && !(await findCrmByKey(orm.em.fork(), key))) return false;
+        wsContexts.add(socket);
         return true;
       },
+      onClose: (socket) => void wsContexts.delete(socket),
       context: async (socket) => {
         const key = keyFromConnectionParams(socket.connectionParams);
         const crm = key ? await findCrmByKey(orm.em.fork(), key) : null;
@@ -142,19 +163,32 @@ export async function createGateway(deps: GatewayDeps): Promise<Gateway> {
       ...(armor.plugins as unknown as ApolloServerPlugin[]),
       rateLimitedStatus,
       ApolloServerPluginDrainHttpServer({ httpServer: server }),
+      graphqlMetricsPlugin(),
       { serverWillStart: async () => ({ drainServer: async () => void (await wsCleanup.dispose()) }) },
     ],
   });
   await apollo.start();
 
+  app.use(requestObservability(logger));
   app.use(canonicalHost(deps.config.canonicalHost));
   app.use(consumerCors);
 
+  // Liveness: the process serves HTTP. No dependency is asked, so a Redis or PostgreSQL blip restarts nothing.
+  app.get('/livez', (_req, res) => void res.status(200).json({ ok: true, pid: process.pid }));
+  // Readiness: PostgreSQL and Redis answer, and the gateway is not shutting down (503 from the first moment of it).
+  app.get('/readyz', async (_req, res) => {
+    if (shuttingDown) return void res.status(503).json({ ok: false, shuttingDown: true, pid: process.pid });
+    const report = await checkHealth(orm, redis);
+    res.status(report.ok && !shuttingDown ? 200 : 503).json({ ...report, ...(shuttingDown ? { ok: false, shuttingDown: true } : {}), pid: process.pid });
+  });
   app.get('/healthz', async (_req, res) => {
     const report = await checkHealth(orm, redis, logger);
     // The pid tells which gateway process answered when several share the port (npm start).
     res.status(report.ok ? 200 : 503).json({ ...report, pid: process.pid });
   });
+  app.get('/metrics', metricsEndpoint(deps.config.metricsToken));
+  const admin = adminQueues(deps.config, redis);
+  if (admin) app.use(ADMIN_QUEUES_PATH, admin.router);
 
   // The consumer booking page, its browser files and the embed script (issue 15).
   app.use(bookingPageRouter(root));
@@ -173,6 +207,7 @@ export async function createGateway(deps: GatewayDeps): Promise<Gateway> {
         const header = req.headers[CRM_KEY_HEADER];
         const key = Array.isArray(header) ? header[0] : header;
         const crm = key ? await findCrmByKey(orm.em.fork(), key) : null;
+        noteCrm(req, crm?.id);
         if (key && !crm) {
           throw new GraphQLError('Invalid X-SERVICE-CLIENT-ID', { extensions: { code: 'UNAUTHENTICATED', http: { status: 401 } } });
         }
@@ -197,7 +232,11 @@ export async function createGateway(deps: GatewayDeps): Promise<Gateway> {
         });
       }),
     close: async () => {
+      shuttingDown = true;
+      if (deps.config.shutdownDelayMs) await new Promise((resolve) => setTimeout(resolve, deps.config.shutdownDelayMs));
+      removeGauges();
       await apollo.stop();
+      await admin?.close();
       if (server.listening) await new Promise<void>((resolve) => server.close(() => resolve()));
       live.close();
     },

@@ -28,6 +28,9 @@ export function consumerCors(req: Request, res: Response, next: NextFunction): v
   next();
 }
 
+/** Paths of probes and scrapers, which call the pod's own address, not the canonical host. */
+const PROBE_PATHS = new Set(['/healthz', '/livez', '/readyz', '/metrics']);
+
 /**
  * Redirects every request for another host to the canonical one with 301
  * (the documented behaviour: the body is lost, so clients must use the
@@ -35,7 +38,7 @@ export function consumerCors(req: Request, res: Response, next: NextFunction): v
  */
 export function canonicalHost(host: string | undefined) {
   return (req: Request, res: Response, next: NextFunction): void => {
-    if (!host || req.path === '/healthz') return next();
+    if (!host || PROBE_PATHS.has(req.path)) return next();
     const requested = (req.headers.host ?? '').toLowerCase();
     if (requested === host.toLowerCase() || requested.split(':')[0] === host.toLowerCase()) return next();
     res.redirect(301, `${req.protocol}://${host}${req.originalUrl}`);

@@ -9,7 +9,7 @@ import 'reflect-metadata';
 import { createCrm, listCrms, rotateCrmKey } from '../services/crm/crm.service.js';
 import { loadConfigOrExit } from '../services/kernel/config.js';
 import { DomainError } from '../services/kernel/errors.js';
-import { initOrm } from '../services/kernel/orm.js';
+import { initOrm, startupOptions } from '../services/kernel/orm.js';
 
 const USAGE = `usage:
   npm run admin -- create-crm <crmId> [--language de|en]
@@ -35,7 +35,7 @@ if (language !== 'de' && language !== 'en') {
 }
 
 const config = loadConfigOrExit();
-const orm = await initOrm(config.databaseUrl, {}, config.databasePool);
+const orm = await initOrm(config.databaseUrl, {}, config.databasePool, startupOptions(config));
 const em = orm.em.fork();
 try {
   if (command === 'create-crm') {

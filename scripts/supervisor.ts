@@ -17,6 +17,8 @@ import { fileURLToPath } from 'node:url';
 import { loadConfigOrExit } from '../services/kernel/config.js';
 import { createLogger } from '../services/kernel/logger.js';
 import { SHUTDOWN_MESSAGE, STOPPABLE_MESSAGE } from '../services/kernel/shutdown.js';
+import { Counter, Registry } from 'prom-client';
+import { answerMetricsRequests } from '../schema/observability.js';
 import { afterUnexpectedExit } from './restart-policy.js';
 
 /** Longer than the children's own grace period (10 s), after which they exit by themselves. */
@@ -26,7 +28,18 @@ const extension = import.meta.url.endsWith('.ts') ? '.ts' : '.js';
 const entry = (path: string) => fileURLToPath(new URL(`../${path}${extension}`, import.meta.url));
 
 const config = loadConfigOrExit();
-const logger = createLogger(config.logLevel, { process: 'supervisor', pid: process.pid });
+const logger = createLogger(config.logLevel, { process: 'supervisor', pid: process.pid }, { format: config.logFormat, production: config.production });
+
+// The supervisor's own metric, added to the gateways' sum that GET /metrics on any gateway answers.
+const supervisorMetrics = new Registry();
+const restarts = new Counter({
+  name: 'booking_process_restarts_total',
+  help: 'Gateway and worker processes npm start restarted after they exited unexpectedly',
+  labelNames: ['process'],
+  registers: [supervisorMetrics],
+});
+for (const name of ['gateway', 'worker']) restarts.inc({ process: name }, 0);
+answerMetricsRequests(() => supervisorMetrics.metrics());
 
 interface Slot {
   name: string;
@@ -82,6 +95,7 @@ function launch(slot: Slot): void {
       stopAll();
       return;
     }
+    restarts.inc({ process: slot.name.startsWith('gateway') ? 'gateway' : 'worker' });
     logger.error('process exited unexpectedly; restarting it', { name: slot.name, childPid: child.pid, exit: signal ?? code, livedMs: lived, delayMs: decision.delayMs });
     slot.restartTimer = setTimeout(() => launch(slot), decision.delayMs);
   });

@@ -6,7 +6,7 @@ import { expireHold, findExpiredHolds } from '../services/participations/hold.se
 /** Removes one hold when its time is up; a job that fires early is put back until then. */
 export function holdExpiryProcessor(root: ContextRoot) {
   return async (job: Job<HoldExpiryJob>, token?: string) => {
-    const ctx = createContext(root, { actor: { kind: 'system', name: 'hold-expiry' }, requestId: job.id });
+    const ctx = createContext(root, { actor: { kind: 'system', name: 'hold-expiry' }, requestId: job.id, log: { jobId: job.id, queue: job.queueName } });
     const outcome = await expireHold(ctx, job.data.participationId);
     if (typeof outcome === 'object') {
       await job.moveToDelayed(Date.now() + outcome.notDueForMs, token);

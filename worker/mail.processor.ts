@@ -1,6 +1,7 @@
 import { type Job, UnrecoverableError } from 'bullmq';
 import { createContext, type ContextRoot } from '../services/kernel/context.js';
 import type { MailJob } from '../services/kernel/jobs.js';
+import { metrics } from '../services/kernel/metrics.js';
 import { markMailFailed } from '../services/mail/mail-delivery.service.js';
 import { deliverMail, PermanentMailError } from '../services/mail/mail.service.js';
 import type { MailTransport } from '../services/mail/mail-transport.js';
@@ -13,7 +14,7 @@ export function mailProcessor(root: ContextRoot, transport: MailTransport) {
     const { outboxId, erased: _erased, ...mail } = job.data;
     if (!outboxId) throw new UnrecoverableError('mail job without outboxId');
     const attempts = job.opts.attempts ?? 1;
-    const ctx = createContext(root, { actor: { kind: 'system', name: 'mail' }, requestId: job.id });
+    const ctx = createContext(root, { actor: { kind: 'system', name: 'mail' }, requestId: job.id, log: { jobId: job.id, queue: job.queueName, template: job.data.template } });
     try {
       const outcome = await deliverMail(ctx, transport, outboxId, mail, { last: job.attemptsMade + 1 >= attempts });
       await forgetRecipient(job);
@@ -33,8 +34,9 @@ export function mailProcessor(root: ContextRoot, transport: MailTransport) {
 export async function onMailJobFailed(root: ContextRoot, job: Job<MailJobData> | undefined, error: Error): Promise<void> {
   if (!job?.data.outboxId) return;
   const final = Boolean(job.finishedOn) || error instanceof UnrecoverableError || job.attemptsMade >= (job.opts.attempts ?? 1);
+  metrics.mailFailures.inc({ final: String(final) });
   if (!final) return;
-  const ctx = createContext(root, { actor: { kind: 'system', name: 'mail' }, requestId: job.id });
+  const ctx = createContext(root, { actor: { kind: 'system', name: 'mail' }, requestId: job.id, log: { jobId: job.id, queue: job.queueName, template: job.data.template } });
   await markMailFailed(ctx, {
     id: job.data.outboxId,
     template: job.data.template,

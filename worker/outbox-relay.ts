@@ -1,8 +1,8 @@
 import type { Queue } from 'bullmq';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../services/kernel/redis.js';
 import pg from 'pg';
 import type { CalendarVersions } from '../services/kernel/calendar-version.js';
-import { TOPICS } from '../services/kernel/jobs.js';
+import { liveChannel, TOPICS } from '../services/kernel/jobs.js';
 import type { Logger } from '../services/kernel/logger.js';
 import type { Orm } from '../services/kernel/orm.js';
 import { recordMailsQueued } from '../services/mail/mail-delivery.service.js';
@@ -19,9 +19,12 @@ interface PendingRow {
 
 export interface RelayDeps {
   orm: Orm;
+  /** A direct connection (not PgBouncer in transaction mode, which cannot LISTEN). */
   databaseUrl: string;
   queues: Record<string, Queue>;
-  publisher: Redis;
+  publisher: RedisClient;
+  /** QUEUE_PREFIX: events go to the channel `<prefix>:<topic>`. */
+  channelPrefix: string;
   /** Change counters of the listing caches, moved again for every published capacity event (the writer's own bump may have been lost with its process). */
   calendar?: CalendarVersions;
   logger: Logger;
@@ -64,6 +67,11 @@ export class OutboxRelay {
   constructor(private readonly deps: RelayDeps) {
     this.pollMs = deps.pollMs ?? 1000;
     this.batchSize = deps.batchSize ?? 100;
+  }
+
+  /** Started and not stopped: it dispatches (by NOTIFY, or by polling while its LISTEN connection is away). */
+  get running(): boolean {
+    return this.timer !== undefined && !this.stopped;
   }
 
   async start(): Promise<void> {
@@ -193,7 +201,7 @@ export class OutboxRelay {
     const events = rows.filter((row) => row.kind === 'event');
     if (events.length) {
       const pipeline = this.deps.publisher.pipeline();
-      for (const row of events) pipeline.publish(row.topic, JSON.stringify(row.payload));
+      for (const row of events) pipeline.publish(liveChannel(this.deps.channelPrefix, row.topic), JSON.stringify(row.payload));
       for (const [error] of (await pipeline.exec()) ?? []) if (error) throw error;
     }
     for (const [queue, batch] of jobs) await queue.addBulk(batch);

@@ -1,5 +1,5 @@
 import { Queue } from 'bullmq';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../services/kernel/redis.js';
 import { QUEUES } from '../services/kernel/jobs.js';
 
 export interface RetryPolicy {
@@ -21,13 +21,15 @@ export const MAIL_RETRY: RetryPolicy = { attempts: 8, delayMs: 2000 };
 export const WEBHOOK_RETRY: RetryPolicy = { attempts: 13, delayMs: 30_000 };
 
 /** One BullMQ Queue per queue name, sharing a connection. */
-export function createQueues(connection: Redis, prefix: string, overrides: { mail?: RetryPolicy; webhook?: RetryPolicy } = {}): Record<string, Queue> {
+export function createQueues(connection: RedisClient, prefix: string, overrides: { mail?: RetryPolicy; webhook?: RetryPolicy } = {}): Record<string, Queue> {
   const mail = overrides.mail ?? MAIL_RETRY;
   const webhook = overrides.webhook ?? WEBHOOK_RETRY;
   const jobOptions = {
     [QUEUES.mail]: { attempts: mail.attempts, backoff: { type: 'exponential', delay: mail.delayMs } },
     [QUEUES.webhook]: { attempts: webhook.attempts, backoff: { type: 'exponential', delay: webhook.delayMs } },
     [QUEUES.holdExpiry]: { attempts: 10, backoff: { type: 'fixed', delay: 1000 } },
+    // A failed maintenance run is simply the next interval's work.
+    [QUEUES.maintenance]: { attempts: 1 },
   } as const;
   return Object.fromEntries(
     Object.values(QUEUES).map((name) => {
@@ -36,7 +38,7 @@ export function createQueues(connection: Redis, prefix: string, overrides: { mai
         prefix,
         defaultJobOptions: {
           ...jobOptions[name],
-          removeOnComplete: { age: 7 * 24 * 3600, count: 10_000 },
+          removeOnComplete: name === QUEUES.maintenance ? { count: 1000 } : { age: 7 * 24 * 3600, count: 10_000 },
           removeOnFail: { age: 30 * 24 * 3600 },
         },
       });

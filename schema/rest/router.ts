@@ -3,9 +3,10 @@ import { findCrmByKey } from '../../services/crm/crm.service.js';
 import { type ContextRoot, createContext } from '../../services/kernel/context.js';
 import { DomainError, toDomainError } from '../../services/kernel/errors.js';
 import { errorBody, type RestResponse, type Route } from './http.js';
-import { languageFromCookie, requestIdOf } from '../request-meta.js';
+import { languageFromCookie, noteCrm, requestIdOf } from '../request-meta.js';
 import { clientIpOf } from '../client-ip.js';
 import { RateLimitedError } from '../../services/kernel/rate-limits.js';
+import { countRejection } from '../../services/kernel/metrics.js';
 
 export const CRM_KEY_HEADER = 'x-service-client-id';
 
@@ -17,6 +18,7 @@ export function restRouter(root: ContextRoot, routes: Route[]): express.Router {
       const requestId = requestIdOf(req);
       try {
         const crm = route.auth === 'crm' ? await authenticate(root, req) : null;
+        noteCrm(req, crm?.id);
         const ctx = createContext(root, { crm, requestId, language: languageFromCookie(req.headers.cookie), clientIp: clientIpOf(req, root.config.trustProxy) });
         const result = await route.handle(ctx, {
           params: req.params as Record<string, string>,
@@ -74,6 +76,7 @@ export function sendError(root: ContextRoot, res: Response, error: unknown, requ
   if (domainError.code === 'INTERNAL') {
     root.logger.error('request failed', { requestId, error: error instanceof Error ? error.stack : String(error) });
   }
+  countRejection(domainError.status, domainError.code);
   if (res.headersSent) return;
   if (domainError instanceof RateLimitedError) res.setHeader('Retry-After', String(domainError.retryAfterSeconds));
   res.status(domainError.status).json(errorBody(domainError));

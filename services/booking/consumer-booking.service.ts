@@ -16,6 +16,7 @@ import { bookingScope, instantOf, type ScopeResource, uuidField } from './bookin
 import { compilePattern, DEFAULT_TIME_FORMAT } from './date-pattern.js';
 import { claimPlace, completeHold, findHeldLot, givePlace, type LotRow, slotTaken } from './place-claim.js';
 import { appointmentOf, type HeldPlace, slotOf } from './reserve.service.js';
+import { metrics } from '../kernel/metrics.js';
 
 export const CONSUMER_MESSAGE_MAX = 1024;
 
@@ -77,11 +78,13 @@ export async function createAppointmentWithConsumer(
   const oneProvider = scope.resources.every((r) => r.provider.id === scope.main.provider.id);
   // Counted once the booking is otherwise acceptable: a throw-away address cannot book without end, a typo does not use up the budget.
   await limitEmail(ctx, input.email);
-  return inTransaction(ctx, bookInTransaction).catch((error: unknown) => {
+  const booked = await inTransaction(ctx, bookInTransaction).catch((error: unknown) => {
     // The database refused a second place of the same customer in the appointment.
     if ((error as { constraint?: string } | null)?.constraint === 'participation_customer_once_unique') throw alreadyParticipating();
     throw error;
   });
+  metrics.bookings.inc({ state: booked.participation.state });
+  return booked;
 
   async function bookInTransaction(tx: Context): Promise<ConsumerBookingResult> {
     // Customers belong to a provider: with resources of several providers, the appointment decides which.

@@ -10,6 +10,7 @@ import { parseInput } from '../kernel/validation.js';
 import type { ParticipationState } from '../participations/participation.entity.js';
 import { bookingScope, type ScopeProduct, type ScopeResource, utcInstantOf, uuidField } from './booking-request.js';
 import { claimPlace, givePlace, type LotRow, slotTaken } from './place-claim.js';
+import { metrics } from '../kernel/metrics.js';
 
 export const reserveInput = z
   .object({
@@ -52,7 +53,7 @@ export async function reserveAppointment(
   const to = utcInstantOf(input.to, 'to');
   if (to <= from) throw validationError('to must be after from');
   const requested = scope.productByUuid(input.product_uuid);
-  return inTransaction(ctx, async (tx) => {
+  const reserved = await inTransaction(ctx, async (tx) => {
     const claim = await claimPlace(tx, {
       scope,
       uuid: (input.appointment_uuid ?? input.timeslot_uuid)!,
@@ -84,6 +85,8 @@ export async function reserveAppointment(
     const capacityLeft = count.capacity - count.taken - 1;
     return { participation, lot: { ...lot, capacity: count.capacity }, resource: claim.resource, product: scope.productById(lot.product_id), capacityLeft };
   });
+  metrics.holdsCreated.inc();
+  return reserved;
 }
 
 /**

@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis';
+import type { RedisClient } from './redis.js';
 
 /**
  * A change counter per resource in Redis, shared by every gateway and worker.
@@ -20,7 +20,7 @@ export interface CalendarVersions {
 }
 
 /** Counters under `<prefix>:calendar:<resourceId>`. Keys expire after a week without change (a missing key reads as 0, still a new token after a bump). */
-export function redisCalendarVersions(redis: Redis, prefix: string): CalendarVersions {
+export function redisCalendarVersions(redis: RedisClient, prefix: string): CalendarVersions {
   const key = (id: string) => `${prefix}:calendar:${id}`;
   return {
     async read(resourceIds) {

@@ -17,15 +17,49 @@ const urlWithProtocol = (protocols: string[]) =>
     }
   }, `must be a URL starting with ${protocols.map((p) => `${p}//`).join(' or ')}`);
 
+/** Boolean settings: true/false/1/0 in any case. */
+const flag = z
+  .string()
+  .regex(/^(true|false|1|0)$/i, 'must be true or false')
+  .transform((value) => /^(true|1)$/i.test(value));
+
+/**
+ * A BullMQ key prefix: letters, digits, - and _, with at most one Redis
+ * Cluster hash tag (`{booking}`, `staging{booking}`), which keeps every key of
+ * a deployment in one cluster slot as BullMQ's Lua scripts need.
+ */
+export const QUEUE_PREFIX_PATTERN = /^[A-Za-z0-9_-]*(\{[A-Za-z0-9_-]+\})?[A-Za-z0-9_-]*$/;
+
+/** `host:port` pairs separated by commas (REDIS_CLUSTER_NODES). */
+const clusterNodes = z.string().transform((value, ctx) => {
+  const nodes = value.split(',').map((part) => part.trim()).filter(Boolean).map((part) => {
+    const match = /^([^\s:]+|\[[0-9a-fA-F:]+\]):(\d{1,5})$/.exec(part);
+    return match && Number(match[2]) <= 65535 ? { host: match[1]!.replace(/^\[|\]$/g, ''), port: Number(match[2]) } : undefined;
+  });
+  if (!nodes.length || nodes.some((node) => !node)) {
+    ctx.addIssue({ code: z.ZodIssueCode.custom, message: 'must be host:port pairs separated by commas' });
+    return z.NEVER;
+  }
+  return nodes as { host: string; port: number }[];
+});
+
 const schema = z.object({
   PORT: z.coerce.number().int().min(0).max(65535).default(4000),
   DATABASE_URL: urlWithProtocol(['postgres:', 'postgresql:']).default('postgresql://postgres@127.0.0.1:5432/booking'),
+  DIRECT_DATABASE_URL: urlWithProtocol(['postgres:', 'postgresql:']).optional(),
+  DB_CREATE_IF_MISSING: flag.optional(),
+  MIGRATE_ON_START: flag.default('true'),
   DATABASE_POOL_MAX: z.coerce.number().int().min(1).max(1000).default(DEFAULT_DATABASE_POOL.max),
   DATABASE_STATEMENT_TIMEOUT_MS: z.coerce.number().int().min(0).default(DEFAULT_DATABASE_POOL.statementTimeoutMs),
   DATABASE_IDLE_IN_TRANSACTION_TIMEOUT_MS: z.coerce.number().int().min(0).default(DEFAULT_DATABASE_POOL.idleInTransactionTimeoutMs),
   GATEWAY_PROCESSES: z.coerce.number().int().min(1).max(256).default(() => availableParallelism()),
   REDIS_URL: urlWithProtocol(['redis:', 'rediss:']).default('redis://127.0.0.1:6379'),
-  QUEUE_PREFIX: z.string().regex(/^[A-Za-z0-9_-]+$/, 'must be letters, digits, - or _').default('booking'),
+  REDIS_CLUSTER_NODES: clusterNodes.optional(),
+  QUEUE_PREFIX: z
+    .string()
+    .regex(QUEUE_PREFIX_PATTERN, 'must be letters, digits, - or _, with at most one {hash-tag}')
+    .max(64)
+    .default('booking'),
   SMTP_URL: urlWithProtocol(['smtp:', 'smtps:']).optional(),
   MAIL_DIR: z.string().min(1).default('.mail'),
   MAIL_FROM: z.string().min(3).default('Booking <no-reply@booking.localhost>'),
@@ -56,6 +90,11 @@ const schema = z.object({
   GRAPHQL_MAX_DIRECTIVES: z.coerce.number().int().min(1).default(20),
   GRAPHQL_MAX_TOKENS: z.coerce.number().int().min(1).default(3000),
   LOG_LEVEL: z.enum(LOG_LEVELS).default('info'),
+  LOG_FORMAT: z.enum(['json', 'pretty']).optional(),
+  METRICS_TOKEN: z.string().min(8, 'must be at least 8 characters').optional(),
+  ADMIN_TOKEN: z.string().min(16, 'must be at least 16 characters').optional(),
+  WORKER_HEALTH_PORT: z.coerce.number().int().min(0).max(65535).optional(),
+  SHUTDOWN_DELAY_MS: z.coerce.number().int().min(0).max(60_000).default(0),
   NODE_ENV: z.string().default('development'),
 });
 
@@ -73,9 +112,17 @@ export type Config = {
   /** Gateway processes `npm start` runs, sharing `port` through node:cluster. */
   gatewayProcesses: number;
   databaseUrl: string;
+  /** A connection straight to PostgreSQL (not through PgBouncer) for the relay's LISTEN, the migration lock and migrations; DATABASE_URL when unset. */
+  directDatabaseUrl: string;
+  /** Create the database at start when it is missing (default: outside production). */
+  createDatabaseIfMissing: boolean;
+  /** Apply pending migrations at start (else run `npm run migrate` as a job before). */
+  migrateOnStart: boolean;
   databasePool: DatabasePool;
   redisUrl: string;
-  /** Prefix of BullMQ keys in Redis, so several deployments can share one Redis. */
+  /** Redis Cluster seed nodes; when set, BullMQ and pub/sub use the cluster instead of `redisUrl`. */
+  redisClusterNodes: { host: string; port: number }[] | undefined;
+  /** Prefix of BullMQ keys, Redis keys and pub/sub channels, so several deployments can share one Redis. */
   queuePrefix: string;
   smtpUrl: string | undefined;
   mailDir: string;
@@ -100,6 +147,16 @@ export type Config = {
   /** Bounds of one GraphQL document. */
   graphqlLimits: { maxDepth: number; maxCost: number; maxAliases: number; maxDirectives: number; maxTokens: number };
   logLevel: LogLevel;
+  /** `pretty` for people, `json` for collectors; unset: pretty in development on a terminal, else JSON. */
+  logFormat: 'json' | 'pretty' | undefined;
+  /** When set, GET /metrics needs `Authorization: Bearer <token>`. */
+  metricsToken: string | undefined;
+  /** When set, the queue dashboard /admin/queues is on, behind this token; off otherwise. */
+  adminToken: string | undefined;
+  /** Port of the worker's /livez, /readyz and /metrics; unset: none (0: any free port). */
+  workerHealthPort: number | undefined;
+  /** How long the gateway keeps serving with /readyz at 503 after shutdown began, so load balancers take it out first. */
+  shutdownDelayMs: number;
   production: boolean;
 };
 
@@ -138,19 +195,26 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   }
   const v = parsed.data;
   const production = v.NODE_ENV === 'production';
+  if (v.REDIS_CLUSTER_NODES && !/\{[^}]+\}/.test(v.QUEUE_PREFIX)) {
+    throw new ConfigError('Invalid configuration:\n  QUEUE_PREFIX: must contain a {hash-tag} with REDIS_CLUSTER_NODES, e.g. {booking}');
+  }
   if (production && v.LINK_SIGNING_SECRET === schema.shape.LINK_SIGNING_SECRET.parse(undefined)) {
     throw new ConfigError('Invalid configuration:\n  LINK_SIGNING_SECRET: must be set in production');
   }
-  return {
+  const config: Config = {
     port: v.PORT,
     gatewayProcesses: v.GATEWAY_PROCESSES,
     databaseUrl: v.DATABASE_URL,
+    directDatabaseUrl: v.DIRECT_DATABASE_URL ?? v.DATABASE_URL,
+    createDatabaseIfMissing: v.DB_CREATE_IF_MISSING ?? !production,
+    migrateOnStart: v.MIGRATE_ON_START,
     databasePool: {
       max: v.DATABASE_POOL_MAX,
       statementTimeoutMs: v.DATABASE_STATEMENT_TIMEOUT_MS,
       idleInTransactionTimeoutMs: v.DATABASE_IDLE_IN_TRANSACTION_TIMEOUT_MS,
     },
     redisUrl: v.REDIS_URL,
+    redisClusterNodes: v.REDIS_CLUSTER_NODES,
     queuePrefix: v.QUEUE_PREFIX,
     smtpUrl: v.SMTP_URL,
     mailDir: v.MAIL_DIR,
@@ -183,9 +247,17 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       maxTokens: v.GRAPHQL_MAX_TOKENS,
     },
     logLevel: v.LOG_LEVEL,
+    logFormat: v.LOG_FORMAT,
+    metricsToken: v.METRICS_TOKEN,
+    adminToken: v.ADMIN_TOKEN,
+    workerHealthPort: v.WORKER_HEALTH_PORT,
+    shutdownDelayMs: v.SHUTDOWN_DELAY_MS,
     production,
     ...overrides,
   };
+  // A test or tool that overrides the database means the direct connection to it too, unless it names one.
+  if (!v.DIRECT_DATABASE_URL && !overrides.directDatabaseUrl) config.directDatabaseUrl = config.databaseUrl;
+  return config;
 }
 
 /** For entry points: the configuration, or exit 2 with the message naming every bad variable. */

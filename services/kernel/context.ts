@@ -8,6 +8,7 @@ import { addTouchedResources, notifyOutboxIfWritten, takeTouchedResources } from
 import type { CalendarVersions } from './calendar-version.js';
 import type { Logger } from './logger.js';
 import type { PublicLimiter } from './rate-limits.js';
+import { metrics } from './metrics.js';
 
 /** Who is acting: an authenticated CRM, an anonymous consumer, or the service itself (worker, admin tool). */
 export type Actor = { kind: 'crm'; crmId: string } | { kind: 'public' } | { kind: 'system'; name: string };
@@ -48,16 +49,18 @@ export interface ContextRoot {
 /** Builds a context with a fresh EntityManager fork. */
 export function createContext(
   root: ContextRoot,
-  fields: { crm?: CrmIntegration | null; actor?: Actor; requestId?: string; language?: string; clientIp?: string } = {},
+  fields: { crm?: CrmIntegration | null; actor?: Actor; requestId?: string; language?: string; clientIp?: string; log?: Record<string, unknown> } = {},
 ): Context {
   const requestId = fields.requestId ?? newId();
+  // Every line a use case logs names its request (or job) and CRM.
+  const logger = root.logger.child({ requestId, ...(fields.crm ? { crmId: fields.crm.id } : {}), ...fields.log });
   return {
     em: root.em.fork({ clear: true, useContext: false }),
     crm: fields.crm ?? null,
     actor: fields.actor ?? (fields.crm ? { kind: 'crm', crmId: fields.crm.id } : { kind: 'public' }),
     clock: root.clock,
     config: root.config,
-    logger: root.logger,
+    logger,
     requestId,
     language: fields.language,
     calendar: root.calendar,
@@ -118,6 +121,7 @@ export async function retryingConflicts<T>(ctx: Pick<Context, 'logger'>, attempt
       const code = (error as { code?: unknown } | null)?.code;
       if (n >= MAX_ATTEMPTS || typeof code !== 'string' || !RETRYABLE.has(code)) throw error;
       ctx.logger.debug('transaction retried after a conflict', { code, attempt: n });
+      metrics.transactionRetries.inc({ code });
       await new Promise((resolve) => setTimeout(resolve, Math.random() * 10 * 2 ** n));
     }
   }

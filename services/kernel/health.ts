@@ -1,5 +1,5 @@
-import type { Redis } from 'ioredis';
 import type { Logger } from './logger.js';
+import type { RedisClient } from './redis.js';
 import type { Orm } from './orm.js';
 
 export interface HealthReport {
@@ -17,7 +17,7 @@ const withTimeout = <T>(promise: Promise<T>, ms: number, what: string): Promise<
 const describe = (error: unknown): 'timeout' | 'unavailable' => (/did not answer within/.test(error instanceof Error ? error.message : '') ? 'timeout' : 'unavailable');
 
 /** Asks PostgreSQL and Redis for an answer, each within a second. */
-export async function checkHealth(orm: Orm, redis: Redis, logger?: Logger): Promise<HealthReport> {
+export async function checkHealth(orm: Orm, redis: RedisClient, logger?: Logger): Promise<HealthReport> {
   const failed = (what: string) => (error: unknown) => {
     logger?.warn(`health check: ${what} failed`, { error: error instanceof Error ? error.message : String(error) });
     return describe(error);

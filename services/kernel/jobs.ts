@@ -8,7 +8,18 @@ export const QUEUES = {
   holdExpiry: 'hold-expiry',
   /** Webhook deliveries (services/webhooks); job data `{ deliveryId }`. */
   webhook: 'webhook',
+  /** Periodic work that must run once per interval across all workers (BullMQ job schedulers). */
+  maintenance: 'maintenance',
 } as const;
+
+/** Job schedulers of the maintenance queue (their ids are also their job names). */
+export const MAINTENANCE_JOBS = {
+  /** Expired holds and mails whose job Redis lost. */
+  holdSweep: 'hold-sweep',
+  /** Dispatched outbox rows older than the retention. */
+  outboxPrune: 'outbox-prune',
+} as const;
+export type MaintenanceJobName = (typeof MAINTENANCE_JOBS)[keyof typeof MAINTENANCE_JOBS];
 export type QueueName = (typeof QUEUES)[keyof typeof QUEUES];
 
 export const MAIL_TEMPLATES = [
@@ -48,3 +59,10 @@ export const TOPICS = {
   capacityChanged: 'capacity-changed',
   appointmentChanged: 'appointment-changed',
 } as const;
+
+/**
+ * The Redis channel of a topic: `<QUEUE_PREFIX>:<topic>`, so deployments
+ * sharing a Redis (or a Redis Cluster, where PUBLISH reaches every node)
+ * never hear each other's events.
+ */
+export const liveChannel = (prefix: string, topic: string): string => `${prefix}:${topic}`;

@@ -2,7 +2,7 @@ import { Migrator } from '@mikro-orm/migrations';
 import { MikroORM, type Options, PostgreSqlDriver } from '@mikro-orm/postgresql';
 import pg from 'pg';
 import { MIGRATIONS } from '../migrations/index.js';
-import { type DatabasePool, DEFAULT_DATABASE_POOL } from './config.js';
+import { type Config, type DatabasePool, DEFAULT_DATABASE_POOL } from './config.js';
 import { ENTITIES } from './entities.js';
 
 export type Orm = MikroORM;
@@ -70,19 +70,63 @@ export async function ensureDatabase(databaseUrl: string): Promise<void> {
   }
 }
 
-/** Connects, creating the database if needed, and applies pending migrations. */
-export async function initOrm(databaseUrl: string, overrides: Partial<Options> = {}, pool: DatabasePool = DEFAULT_DATABASE_POOL): Promise<Orm> {
-  await ensureDatabase(databaseUrl);
+export interface StartupOptions {
+  /** A direct connection (not PgBouncer in transaction mode) for creating the database, the migration lock and migrations; the pool's URL by default. */
+  directUrl?: string;
+  /** Create the database when it is missing (DB_CREATE_IF_MISSING); default true. */
+  createIfMissing?: boolean;
+  /** Apply pending migrations (MIGRATE_ON_START); default true. */
+  migrate?: boolean;
+}
+
+/** The startup options a process takes from its configuration. */
+export const startupOptions = (config: Pick<Config, 'directDatabaseUrl' | 'createDatabaseIfMissing' | 'migrateOnStart'>): StartupOptions => ({
+  directUrl: config.directDatabaseUrl,
+  createIfMissing: config.createDatabaseIfMissing,
+  migrate: config.migrateOnStart,
+});
+
+/** Connects, creating the database if needed and allowed, and applies pending migrations unless told not to. */
+export async function initOrm(
+  databaseUrl: string,
+  overrides: Partial<Options> = {},
+  pool: DatabasePool = DEFAULT_DATABASE_POOL,
+  startup: StartupOptions = {},
+): Promise<Orm> {
+  const directUrl = startup.directUrl ?? databaseUrl;
+  if (startup.createIfMissing ?? true) await ensureDatabase(directUrl);
   const orm = await MikroORM.init(ormOptions(databaseUrl, overrides, pool));
-  try {
-    await migrateWithLock(orm, databaseUrl, () =>
-      MikroORM.init(ormOptions(databaseUrl, { ...overrides, pool: { min: 0, max: 1 } }, { max: 1, statementTimeoutMs: 0, idleInTransactionTimeoutMs: 0 })),
-    );
-  } catch (error) {
-    await orm.close(true);
-    throw error;
+  if (startup.migrate ?? true) {
+    try {
+      // The usual case, nothing pending, needs neither the lock nor a second ORM.
+      if ((await orm.getMigrator().getPendingMigrations()).length) await migrateDatabase(directUrl, overrides);
+    } catch (error) {
+      await orm.close(true);
+      throw error;
+    }
   }
   return orm;
+}
+
+/** Options of the short-lived ORM that runs migrations: one direct connection, no statement limits. */
+const migrationOptions = (directUrl: string, overrides: Partial<Options> = {}) =>
+  ormOptions(directUrl, { ...overrides, pool: { min: 0, max: 1 } }, { max: 1, statementTimeoutMs: 0, idleInTransactionTimeoutMs: 0 });
+
+/** Applies pending migrations under the advisory lock; returns the names applied (`npm run migrate`, MIGRATE_ON_START). */
+export async function migrateDatabase(directUrl: string, overrides: Partial<Options> = {}): Promise<string[]> {
+  return migrateWithLock(directUrl, () => MikroORM.init(migrationOptions(directUrl, overrides)));
+}
+
+/** Executed and pending migrations, by name (`npm run migrate:status`). */
+export async function migrationStatus(directUrl: string): Promise<{ executed: string[]; pending: string[] }> {
+  const orm = await MikroORM.init(migrationOptions(directUrl));
+  try {
+    const migrator = orm.getMigrator();
+    const [executed, pending] = await Promise.all([migrator.getExecutedMigrations(), migrator.getPendingMigrations()]);
+    return { executed: executed.map((m) => m.name), pending: pending.map((m) => m.name) };
+  } finally {
+    await orm.close(true);
+  }
 }
 
 /**
@@ -93,16 +137,17 @@ export async function initOrm(databaseUrl: string, overrides: Partial<Options> =
  * run on a short-lived connection without the pool's timeouts, so a long
  * migration is not cancelled by DATABASE_STATEMENT_TIMEOUT_MS.
  */
-async function migrateWithLock(orm: Orm, databaseUrl: string, openMigrationOrm: () => Promise<Orm>): Promise<void> {
+async function migrateWithLock(directUrl: string, openMigrationOrm: () => Promise<Orm>): Promise<string[]> {
   const lockId = 4_117_001;
-  const lock = new pg.Client({ connectionString: databaseUrl, options: sessionOptions({ max: 1, statementTimeoutMs: 0, idleInTransactionTimeoutMs: 0 }) });
+  const lock = new pg.Client({ connectionString: directUrl, options: sessionOptions({ max: 1, statementTimeoutMs: 0, idleInTransactionTimeoutMs: 0 }) });
   await lock.connect();
   try {
     await lock.query('select pg_advisory_lock($1)', [lockId]);
-    if ((await orm.getMigrator().getPendingMigrations()).length === 0) return;
     const migrating = await openMigrationOrm();
     try {
-      await migrating.getMigrator().up();
+      const migrator = migrating.getMigrator();
+      if ((await migrator.getPendingMigrations()).length === 0) return [];
+      return (await migrator.up()).map((migration) => migration.name);
     } finally {
       await migrating.close(true);
     }

@@ -6,6 +6,7 @@ import { announceAppointmentChange } from '../live/appointment-events.js';
 import { writeOutbox } from '../outbox/outbox.service.js';
 import { Participation } from './participation.entity.js';
 import { lockParticipation } from './participation-state.js';
+import { metrics } from '../kernel/metrics.js';
 
 /**
  * Makes a RESERVED participation a hold: valid for the configured hold time
@@ -38,7 +39,7 @@ export async function expireHold(ctx: Context, participationId: string): Promise
   const [seen] = await ctx.em.execute<{ state: string }[]>('select state from participation where id = ?', [participationId]);
   if (!seen) return 'gone';
   if (seen.state !== 'RESERVED') return 'completed';
-  return inTransaction(ctx, async (tx) => {
+  const outcome = await inTransaction(ctx, async (tx): Promise<HoldExpiryOutcome> => {
     // The one lock-and-re-read of participation writers (appointment first, as in every capacity-changing write).
     const locked = await lockParticipation(tx, participationId);
     if (!locked) return 'gone';
@@ -60,6 +61,8 @@ export async function expireHold(ctx: Context, participationId: string): Promise
     }
     return 'removed';
   });
+  if (outcome === 'removed') metrics.holdsExpired.inc();
+  return outcome;
 }
 
 /** Ids of holds whose time is up but which are still stored (their expiry job may have been lost). */

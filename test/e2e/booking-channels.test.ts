@@ -130,8 +130,8 @@ describe('booking channels: the live feed applies the same inheritance', () => {
     // The second resource keeps RESOURCE_PUBLIC visible, so CALENDAR_PUBLIC is open there: its probes show when the subscription is live.
     const inherited = open(app.baseUrl, CAPACITY_SUBSCRIPTION, { refs: [f.resourceUuid, second.uuid], channelKey: 'CALENDAR_PUBLIC' }, { field: 'capacityChanged' });
     const configured = open(app.baseUrl, CAPACITY_SUBSCRIPTION, { refs: [f.resourceUuid], channelKey: 'RESOURCE_EXCLUSIVE' }, { field: 'capacityChanged' });
-    await untilLive(inherited, app.redis, second.uuid);
-    await untilLive(configured, app.redis, f.resourceUuid);
+    await untilLive(inherited, app, second.uuid);
+    await untilLive(configured, app, f.resourceUuid);
     const after = { inherited: inherited.received.length, configured: configured.received.length };
     expect((await reserve(app.anonymous, f, {}, 'channelKey=RESOURCE_EXCLUSIVE')).status).toBe(200);
     await configured.waitFor((item) => item.capacity_left === 1, { after: after.configured });

@@ -1,6 +1,7 @@
 import { MikroORM } from '@mikro-orm/postgresql';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createGateway, type Gateway } from '../../schema/app.js';
+import { createLogger } from '../../services/kernel/logger.js';
 import { ormOptions } from '../../services/kernel/orm.js';
 import { createRedis } from '../../services/kernel/redis.js';
 import { startTestApp, type TestApp } from '../support/harness.js';
@@ -13,7 +14,7 @@ async function gatewayWith(app: TestApp, parts: Partial<Parameters<typeof create
   return { gateway, baseUrl: `http://127.0.0.1:${port}` };
 }
 
-const silentLogger = { debug() {}, info() {}, warn() {}, error() {} };
+const silentLogger = createLogger('silent');
 
 describe('GET /healthz', () => {
   let app: TestApp;

@@ -35,7 +35,7 @@ describe('live capacity across processes: subscribe on gateway A, book on gatewa
     onB = apiClient(gatewayB.baseUrl);
     f = await setupBookable(app, { capacity: 2 });
     sub = subscribe(app.baseUrl, CAPACITY_SUBSCRIPTION, { refs: [f.resourceUuid] }, { field: 'capacityChanged' });
-    await untilLive(sub, app.redis, f.resourceUuid);
+    await untilLive(sub, app, f.resourceUuid);
   }, 60_000);
 
   afterAll(async () => {

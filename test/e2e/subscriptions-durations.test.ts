@@ -17,7 +17,7 @@ describe('live capacity: product durations filter only a chosen product, as in u
     const f = await setupBookable(app, { capacity: 1, slots: 4, product: { minDuration: 60, leadTimeMinutes: 15, followUpTimeMinutes: 15 } });
     const sub = subscribe(app.baseUrl, CAPACITY_SUBSCRIPTION, { refs: [f.resourceUuid] }, { field: 'capacityChanged' });
     try {
-      await untilLive(sub, app.redis, f.resourceUuid);
+      await untilLive(sub, app, f.resourceUuid);
       const neighbour = slotOf(f, 1).from;
       expect(leftShown(await listedAt(app.anonymous, f.resourceUuid, neighbour))).toBe(1);
       const after = sub.received.length;

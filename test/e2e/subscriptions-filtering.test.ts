@@ -45,7 +45,7 @@ describe('live subscriptions: filtering and CRM authentication', () => {
       const [id, platform] = f.resourceRef.split('@');
       // Full reference form; the window holds only the first slot (09:00-09:30 local).
       const sub = open(app.baseUrl, CAPACITY_SUBSCRIPTION, { refs: [`${id}@${f.providerUuid}@${platform}`], from: wall(f, '09:00'), to: wall(f, '09:30') }, { field: 'capacityChanged' });
-      await untilLive(sub, app.redis, f.resourceUuid, f.slot.from);
+      await untilLive(sub, app, f.resourceUuid, f.slot.from);
       const after = sub.received.length;
 
       // Another resource of the same provider, and a slot outside the window: nothing.
@@ -73,8 +73,8 @@ describe('live subscriptions: filtering and CRM authentication', () => {
       // The second resource keeps RESOURCE_REFERENCE visible; its probes show when the subscription is live.
       const hidden = open(app.baseUrl, CAPACITY_SUBSCRIPTION, { refs: [f.resourceUuid, second.uuid], channelKey: 'RESOURCE_REFERENCE' }, { field: 'capacityChanged' });
       const visible = open(app.baseUrl, CAPACITY_SUBSCRIPTION, { refs: [f.resourceUuid] }, { field: 'capacityChanged' });
-      await untilLive(hidden, app.redis, second.uuid);
-      await untilLive(visible, app.redis, f.resourceUuid);
+      await untilLive(hidden, app, second.uuid);
+      await untilLive(visible, app, f.resourceUuid);
       const after = { hidden: hidden.received.length, visible: visible.received.length };
       expect((await reserve(app.anonymous, f)).status).toBe(200);
       await visible.waitFor((item) => item.capacity_left === 1, { after: after.visible });
@@ -138,8 +138,8 @@ describe('live subscriptions: filtering and CRM authentication', () => {
 
       const mine = open(app.baseUrl, APPOINTMENT_SUBSCRIPTION, { providerReference: a.providerRef }, { field: 'appointmentChanged', connectionParams: { 'X-SERVICE-CLIENT-ID': keyA } });
       const theirs = open(app.baseUrl, APPOINTMENT_SUBSCRIPTION, { providerReference: b.providerRef }, { field: 'appointmentChanged', connectionParams: { 'X-SERVICE-CLIENT-ID': keyB } });
-      await untilAppointmentsLive(mine, app.redis, a.crmId, a.providerUuid);
-      await untilAppointmentsLive(theirs, app.redis, b.crmId, b.providerUuid);
+      await untilAppointmentsLive(mine, app, a.crmId, a.providerUuid);
+      await untilAppointmentsLive(theirs, app, b.crmId, b.providerUuid);
       const after = { mine: mine.received.length, theirs: theirs.received.length };
 
       const held = await reserve(app.anonymous, a);

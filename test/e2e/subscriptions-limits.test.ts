@@ -8,6 +8,7 @@ import { startTestApp, type TestApp } from '../support/harness.js';
 import { apiClient, unique } from '../support/http.js';
 import { CAPACITY_SUBSCRIPTION, type LiveSubscription, PROBE_START, subscribe, untilLive, wsUrlOf } from '../support/live.js';
 import { addParticipation, createCustomer, type SchedulingFixture } from '../support/scheduling-fixtures.js';
+import { liveChannel, TOPICS } from '../../services/kernel/jobs.js';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -25,7 +26,7 @@ describe('live subscriptions: coalescing and limits', () => {
     let sub: LiveSubscription;
     beforeAll(async () => {
       sub = subscribe(app.baseUrl, CAPACITY_SUBSCRIPTION, { refs: [f.resourceUuid] }, { field: 'capacityChanged' });
-      await untilLive(sub, app.redis, f.resourceUuid);
+      await untilLive(sub, app, f.resourceUuid);
     });
     afterAll(async () => sub?.close());
 
@@ -49,7 +50,7 @@ describe('live subscriptions: coalescing and limits', () => {
       const start = '2098-01-01T10:00:00.000Z';
       const isIt = (item: any) => item.appointment_uuid === `burst-${start}`;
       const pipeline = app.redis.pipeline();
-      for (let i = 1; i <= 100; i++) pipeline.publish('capacity-changed', event(start, i, 100 - i));
+      for (let i = 1; i <= 100; i++) pipeline.publish(liveChannel(app.config.queuePrefix, TOPICS.capacityChanged), event(start, i, 100 - i));
       await pipeline.exec();
       const last = await sub.waitFor((item) => isIt(item) && item.capacity_left === 0);
       await sleep(300);
@@ -58,8 +59,8 @@ describe('live subscriptions: coalescing and limits', () => {
       expect(received.at(-1)).toBe(last);
 
       // A late event that is older than the delivered one is dropped; a newer one arrives.
-      await app.redis.publish('capacity-changed', event(start, 50, 50));
-      await app.redis.publish('capacity-changed', event(start, 101, 7));
+      await app.redis.publish(liveChannel(app.config.queuePrefix, TOPICS.capacityChanged), event(start, 50, 50));
+      await app.redis.publish(liveChannel(app.config.queuePrefix, TOPICS.capacityChanged), event(start, 101, 7));
       await sub.waitFor((item) => isIt(item) && item.capacity_left === 7);
       expect(sub.received.filter((r) => isIt(r.item)).map((r) => r.item.capacity_left)).not.toContain(50);
     });
@@ -98,8 +99,8 @@ describe('live subscriptions: coalescing and limits', () => {
     const subs = Array.from({ length: 20 }, () => subscribe(app.baseUrl, CAPACITY_SUBSCRIPTION, { refs: [f.resourceUuid] }, { field: 'capacityChanged', client }));
     try {
       // One probe reaches all 20 once they are all subscribed.
-      await untilLive(subs[19]!, app.redis, f.resourceUuid);
-      for (const sub of subs) await untilLive(sub, app.redis, f.resourceUuid);
+      await untilLive(subs[19]!, app, f.resourceUuid);
+      for (const sub of subs) await untilLive(sub, app, f.resourceUuid);
       const extra = subscribe(app.baseUrl, CAPACITY_SUBSCRIPTION, { refs: [f.resourceUuid] }, { field: 'capacityChanged', client });
       await extra.ended();
       expect(extra.errors[0]).toMatchObject({ message: expect.stringContaining('At most 20 subscriptions'), extensions: { code: 'RATE_LIMITED' } });
@@ -107,7 +108,7 @@ describe('live subscriptions: coalescing and limits', () => {
       await subs.pop()!.close();
       const again = subscribe(app.baseUrl, CAPACITY_SUBSCRIPTION, { refs: [f.resourceUuid] }, { field: 'capacityChanged', client });
       subs.push(again);
-      await untilLive(again, app.redis, f.resourceUuid, PROBE_START);
+      await untilLive(again, app, f.resourceUuid, PROBE_START);
       expect(subs.every((sub) => sub.errors.length === 0 && !sub.completed)).toBe(true);
     } finally {
       await Promise.all(subs.map((sub) => sub.close()));

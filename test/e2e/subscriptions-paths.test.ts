@@ -38,7 +38,7 @@ describe('live capacity: every path that changes capacity publishes', () => {
     P = providerPath(f);
     crm = { ...f, key: '', base: P } as unknown as SchedulingFixture;
     sub = subscribe(app.baseUrl, CAPACITY_SUBSCRIPTION, { refs: [f.resourceRef] }, { field: 'capacityChanged' });
-    await untilLive(sub, app.redis, f.resourceUuid);
+    await untilLive(sub, app, f.resourceUuid);
   }, 60_000);
 
   afterAll(async () => {
@@ -152,7 +152,7 @@ describe('live capacity: every path that changes capacity publishes', () => {
     const own = await setupBookable(app, { capacity: 2, slots: 4, product: { followUpTimeMinutes: 30 } });
     const mine = subscribe(app.baseUrl, CAPACITY_SUBSCRIPTION, { refs: [own.resourceUuid] }, { field: 'capacityChanged' });
     try {
-      await untilLive(mine, app.redis, own.resourceUuid);
+      await untilLive(mine, app, own.resourceUuid);
       const slot = (i: number) => ({ from: new Date(Date.parse(own.slot.from) + i * 30 * 60_000).toISOString(), to: new Date(Date.parse(own.slot.from) + (i + 1) * 30 * 60_000).toISOString() });
       // 09:00 is listed (its follow-up time 09:30-10:00 is free); the last slot is not (no room after it in the timeslot).
       expect(leftShown(await listedAt(pub, own.resourceUuid, slot(0).from))).toBe(2);
@@ -175,7 +175,7 @@ describe('live capacity: every path that changes capacity publishes', () => {
     const own = await setupBookable(app, { capacity: 2, slots: 2 });
     const mine = subscribe(app.baseUrl, CAPACITY_SUBSCRIPTION, { refs: [own.resourceUuid] }, { field: 'capacityChanged' });
     try {
-      await untilLive(mine, app.redis, own.resourceUuid);
+      await untilLive(mine, app, own.resourceUuid);
       expect((await reserve(pub, own)).status).toBe(200);
       const held = await mine.waitFor((item) => at(item, own.slot.from) && item.capacity_left === 1);
       const after = mine.received.length;

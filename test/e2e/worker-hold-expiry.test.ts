@@ -9,6 +9,7 @@ import { apiClient } from '../support/http.js';
 import { bookSlot, type MailFixture, setupMailProvider } from '../support/mail-fixtures.js';
 import { enc } from '../support/offerings-fixtures.js';
 import { sql } from '../support/scheduling-fixtures.js';
+import { liveChannel, TOPICS } from '../../services/kernel/jobs.js';
 
 const HOLD_MS = 1500;
 
@@ -71,7 +72,7 @@ describe('hold expiry by the delayed job (hold shortened to 1.5 s)', () => {
     // The sweep is far off, so only the delayed job can remove the hold.
     app = await startTestApp({ config: { holdMs: HOLD_MS, databaseUrl: db.url }, worker: { relayPollMs: 200, sweepMs: 10 * 60_000 } });
     subscriber = new Redis(app.config.redisUrl);
-    await subscriber.subscribe('capacity-changed');
+    await subscriber.subscribe(liveChannel(app.config.queuePrefix, TOPICS.capacityChanged));
     subscriber.on('message', (_channel, message) => heard.push(JSON.parse(message)));
   });
   afterAll(async () => {

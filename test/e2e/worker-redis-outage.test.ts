@@ -10,6 +10,7 @@ import { bookSlot, setupMailProvider } from '../support/mail-fixtures.js';
 import { type RedisProcess, startRedisProcess } from '../support/redis-process.js';
 import { sql } from '../support/scheduling-fixtures.js';
 import { type SmtpSink, startSmtpSink } from '../support/smtp-sink.js';
+import { liveChannel, TOPICS } from '../../services/kernel/jobs.js';
 
 /**
  * Redis goes away (SIGKILL of a private redis-server without persistence)
@@ -34,7 +35,7 @@ describe('Redis outage while bookings commit', () => {
     worker = await startWorker({ config: app.config, orm: app.orm, clock: app.clock, logger: createLogger('silent'), relayPollMs: 200, sweepMs: 500, mailStaleMs: 2000 });
     subscriber = new Redis(redis.url, { maxRetriesPerRequest: null });
     subscriber.on('error', () => undefined);
-    await subscriber.subscribe('capacity-changed');
+    await subscriber.subscribe(liveChannel(app.config.queuePrefix, TOPICS.capacityChanged));
     subscriber.on('message', (_channel, message) => heard.push(JSON.parse(message)));
   });
   afterAll(async () => {

@@ -4,6 +4,7 @@ import type { Redis } from 'ioredis';
 import WebSocket from 'ws';
 import type { TestApp } from './harness.js';
 import type { ApiClient } from './http.js';
+import { liveChannel, TOPICS } from '../../services/kernel/jobs.js';
 
 
 export const CAPACITY_SUBSCRIPTION = `subscription ($refs: [String!]!, $from: String, $to: String, $channelKey: String) {
@@ -139,7 +140,7 @@ export function subscribe<T = any>(
  * relay would) until the subscription shows it: from then on the gateway is
  * subscribed to Redis and no real event can be missed.
  */
-export async function untilLive(sub: LiveSubscription<any>, redis: Redis, resourceId: string, start = PROBE_START): Promise<void> {
+export async function untilLive(sub: LiveSubscription<any>, app: LiveApp, resourceId: string, start = PROBE_START): Promise<void> {
   const end = new Date(Date.parse(start) + 30 * 60_000).toISOString();
   const probe = JSON.stringify({
     scope: 'slot',
@@ -154,11 +155,11 @@ export async function untilLive(sub: LiveSubscription<any>, redis: Redis, resour
     capacity: 1,
     capacityLeft: 1,
   });
-  await untilReceived(sub, () => redis.publish('capacity-changed', probe), (item) => item.appointment_uuid === `probe-${resourceId}`);
+  await untilReceived(sub, () => app.redis.publish(liveChannel(app.config.queuePrefix, TOPICS.capacityChanged), probe), (item) => item.appointment_uuid === `probe-${resourceId}`);
 }
 
 /** Like `untilLive` for an `appointmentChanged` subscription of a CRM's provider. */
-export async function untilAppointmentsLive(sub: LiveSubscription<any>, redis: Redis, crmId: string, providerId: string): Promise<void> {
+export async function untilAppointmentsLive(sub: LiveSubscription<any>, app: LiveApp, crmId: string, providerId: string): Promise<void> {
   const probe = JSON.stringify({
     change: 'PARTICIPATION_ADDED',
     crmId,
@@ -172,7 +173,13 @@ export async function untilAppointmentsLive(sub: LiveSubscription<any>, redis: R
     previousState: null,
     at: new Date().toISOString(),
   });
-  await untilReceived(sub, () => redis.publish('appointment-changed', probe), (item) => item.appointmentUuid === 'probe');
+  await untilReceived(sub, () => app.redis.publish(liveChannel(app.config.queuePrefix, TOPICS.appointmentChanged), probe), (item) => item.appointmentUuid === 'probe');
+}
+
+/** What the probes need of a test app: its Redis and the prefix of its pub/sub channels. */
+export interface LiveApp {
+  redis: Redis;
+  config: { queuePrefix: string };
 }
 
 async function untilReceived(sub: LiveSubscription<any>, publish: () => Promise<unknown>, isProbe: (item: any) => boolean): Promise<void> {

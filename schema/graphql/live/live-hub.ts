@@ -4,9 +4,9 @@ import type { Redis } from 'ioredis';
 import type { Clock } from '../../../services/kernel/clock.js';
 import type { Context } from '../../../services/kernel/context.js';
 import { DomainError } from '../../../services/kernel/errors.js';
-import { TOPICS } from '../../../services/kernel/jobs.js';
+import { liveChannel, TOPICS } from '../../../services/kernel/jobs.js';
 import type { Logger } from '../../../services/kernel/logger.js';
-import { createRedis } from '../../../services/kernel/redis.js';
+import { createRedisClient, type RedisTarget } from '../../../services/kernel/redis.js';
 import type { AppointmentChangeView, AppointmentFeed } from '../../../services/live/appointment-feed.service.js';
 import type { CapacityChangeView, CapacityFeed } from '../../../services/live/capacity-feed.service.js';
 import { type CoalescedIterator, coalesce } from './coalescing-iterator.js';
@@ -31,21 +31,28 @@ export const LIVE_MAX_BATCH = 500;
  * A PubSub for type-graphql backed by Redis pub/sub, with its own publish and
  * subscribe connections. The subscribe connection retries and queues like a
  * worker connection: it must come back after a Redis outage and resubscribe
- * (ioredis does that by itself), never give up.
+ * (ioredis does that by itself), never give up. Topics travel on channels
+ * prefixed with `prefix` (QUEUE_PREFIX, see `liveChannel`); messages of other
+ * prefixes are ignored.
  */
-export function createRedisPubSub(redisUrl: string, logger?: Logger): { pubSub: LivePubSub; close(): void } {
-  const publishClient = createRedis(redisUrl, { name: 'gateway-pubsub-publish' });
-  const subscribeClient = createRedis(redisUrl, { forWorker: true, name: 'gateway-pubsub-subscribe' });
+export function createRedisPubSub(target: RedisTarget, prefix: string, logger?: Logger): { pubSub: LivePubSub; close(): void } {
+  const publishClient = createRedisClient(target, { name: 'gateway-pubsub-publish' });
+  const subscribeClient = createRedisClient(target, { forWorker: true, name: 'gateway-pubsub-subscribe' });
+  const channelPrefix = liveChannel(prefix, '');
   // The event target fires SUBSCRIBE, UNSUBSCRIBE and PUBLISH without awaiting them; a command that fails (Redis away,
   // or the connection closed while the gateway shuts down) must be logged, not become an unhandled rejection.
   const failed = (command: string) => (error: unknown) =>
     logger?.warn('live pub/sub command failed', { command, error: error instanceof Error ? error.message : String(error) });
   const subscriber = {
-    on: (event: string, listener: (...args: any[]) => void) => subscribeClient.on(event, listener),
-    subscribe: (topic: string) => subscribeClient.subscribe(topic).catch(failed('subscribe')),
-    unsubscribe: (topic: string) => subscribeClient.unsubscribe(topic).catch(failed('unsubscribe')),
+    on: (event: string, listener: (...args: any[]) => void) =>
+      subscribeClient.on(event, (channel: unknown, ...rest: unknown[]) => {
+        if (event !== 'message') return listener(channel, ...rest);
+        if (typeof channel === 'string' && channel.startsWith(channelPrefix)) listener(channel.slice(channelPrefix.length), ...rest);
+      }),
+    subscribe: (topic: string) => subscribeClient.subscribe(liveChannel(prefix, topic)).catch(failed('subscribe')),
+    unsubscribe: (topic: string) => subscribeClient.unsubscribe(liveChannel(prefix, topic)).catch(failed('unsubscribe')),
   };
-  const publisher = { publish: (topic: string, message: string) => publishClient.publish(topic, message).catch(failed('publish')) };
+  const publisher = { publish: (topic: string, message: string) => publishClient.publish(liveChannel(prefix, topic), message).catch(failed('publish')) };
   const eventTarget = createRedisEventTarget({ publishClient: publisher as unknown as Redis, subscribeClient: subscriber as unknown as Redis });
   return {
     pubSub: createPubSub<LiveTopics>({ eventTarget }),
