@@ -98,6 +98,9 @@ const schema = z.object({
   NODE_ENV: z.string().default('development'),
 });
 
+/** Every environment variable the service reads (manifests and compose files are checked against it). */
+export const CONFIG_VARIABLES: readonly string[] = Object.keys(schema.shape);
+
 /** The connection pool of one process; the timeouts apply to every pooled connection (0 = off). */
 export interface DatabasePool {
   max: number;
