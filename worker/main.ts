@@ -13,7 +13,7 @@ const config = loadConfigOrExit();
 const logger = createLogger(config.logLevel, { process: 'worker', pid: process.pid }, { format: config.logFormat, production: config.production });
 collectProcessMetrics();
 const orm = await initOrm(config.databaseUrl, {}, config.databasePool, startupOptions(config));
-const worker = await startWorker({ config, orm, clock: systemClock, logger });
+const worker = await startWorker({ config, orm, clock: systemClock, logger, sweepMs: config.holdSweepIntervalMs, pruneMs: config.outboxPruneIntervalMs });
 if (!config.smtpUrl) logger.info('SMTP_URL is not set: e-mails are written as .eml files', { dir: config.mailDir });
 const health =
   config.workerHealthPort === undefined

@@ -67,6 +67,8 @@ const schema = z.object({
   LINK_SIGNING_SECRET: z.string().min(16, 'must be at least 16 characters').default('dev-only-link-signing-secret-change-me'),
   CANONICAL_HOST: z.string().min(1).optional(),
   HOLD_MINUTES: z.coerce.number().positive().default(3),
+  HOLD_SWEEP_INTERVAL_SECONDS: z.coerce.number().min(0.1).max(86_400).default(30),
+  OUTBOX_PRUNE_INTERVAL_SECONDS: z.coerce.number().min(1).max(7 * 86_400).default(3600),
   LIVE_COALESCE_MS: z.coerce.number().int().min(0).max(10_000).default(100),
   WS_MAX_SUBSCRIPTIONS: z.coerce.number().int().min(1).max(10_000).default(20),
   WS_CONNECTIONS_PER_IP: z.coerce.number().int().min(1).default(30),
@@ -135,6 +137,10 @@ export type Config = {
   canonicalHost: string | undefined;
   /** How long a RESERVED participation holds its place, in milliseconds. */
   holdMs: number;
+  /** How often (once across all workers) expired holds and mails whose job was lost are looked for. */
+  holdSweepIntervalMs: number;
+  /** How often (once across all workers) dispatched outbox rows past their retention are deleted. */
+  outboxPruneIntervalMs: number;
   /** Window in which live capacity events of one slot are coalesced per subscription (last value wins). */
   liveCoalesceMs: number;
   /** Operations one graphql-ws connection may have open at once (subscriptions, in practice). */
@@ -226,6 +232,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     linkSigningSecret: v.LINK_SIGNING_SECRET,
     canonicalHost: v.CANONICAL_HOST,
     holdMs: Math.round(v.HOLD_MINUTES * 60_000),
+    holdSweepIntervalMs: Math.round(v.HOLD_SWEEP_INTERVAL_SECONDS * 1000),
+    outboxPruneIntervalMs: Math.round(v.OUTBOX_PRUNE_INTERVAL_SECONDS * 1000),
     liveCoalesceMs: v.LIVE_COALESCE_MS,
     wsMaxSubscriptions: v.WS_MAX_SUBSCRIPTIONS,
     wsConnectionRate: { max: v.WS_CONNECTIONS_PER_IP, windowMs: Math.round(v.WS_CONNECTION_WINDOW_SECONDS * 1000) },

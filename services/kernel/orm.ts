@@ -98,8 +98,7 @@ export async function initOrm(
   const orm = await MikroORM.init(ormOptions(databaseUrl, overrides, pool));
   if (startup.migrate ?? true) {
     try {
-      // The usual case, nothing pending, needs neither the lock nor a second ORM.
-      if ((await orm.getMigrator().getPendingMigrations()).length) await migrateDatabase(directUrl, overrides);
+      await migrateDatabase(directUrl, overrides, orm);
     } catch (error) {
       await orm.close(true);
       throw error;
@@ -112,9 +111,14 @@ export async function initOrm(
 const migrationOptions = (directUrl: string, overrides: Partial<Options> = {}) =>
   ormOptions(directUrl, { ...overrides, pool: { min: 0, max: 1 } }, { max: 1, statementTimeoutMs: 0, idleInTransactionTimeoutMs: 0 });
 
-/** Applies pending migrations under the advisory lock; returns the names applied (`npm run migrate`, MIGRATE_ON_START). */
-export async function migrateDatabase(directUrl: string, overrides: Partial<Options> = {}): Promise<string[]> {
-  return migrateWithLock(directUrl, () => MikroORM.init(migrationOptions(directUrl, overrides)));
+/**
+ * Applies pending migrations under the advisory lock; returns the names applied
+ * (`npm run migrate`, MIGRATE_ON_START). A process passes its ORM, which looks
+ * for pending migrations (under the lock: the first look creates the
+ * migrations table) so the usual case, nothing pending, opens no second ORM.
+ */
+export async function migrateDatabase(directUrl: string, overrides: Partial<Options> = {}, running?: Orm): Promise<string[]> {
+  return migrateWithLock(directUrl, running, () => MikroORM.init(migrationOptions(directUrl, overrides)));
 }
 
 /** Executed and pending migrations, by name (`npm run migrate:status`). */
@@ -137,12 +141,13 @@ export async function migrationStatus(directUrl: string): Promise<{ executed: st
  * run on a short-lived connection without the pool's timeouts, so a long
  * migration is not cancelled by DATABASE_STATEMENT_TIMEOUT_MS.
  */
-async function migrateWithLock(directUrl: string, openMigrationOrm: () => Promise<Orm>): Promise<string[]> {
+async function migrateWithLock(directUrl: string, running: Orm | undefined, openMigrationOrm: () => Promise<Orm>): Promise<string[]> {
   const lockId = 4_117_001;
   const lock = new pg.Client({ connectionString: directUrl, options: sessionOptions({ max: 1, statementTimeoutMs: 0, idleInTransactionTimeoutMs: 0 }) });
   await lock.connect();
   try {
     await lock.query('select pg_advisory_lock($1)', [lockId]);
+    if (running && (await running.getMigrator().getPendingMigrations()).length === 0) return [];
     const migrating = await openMigrationOrm();
     try {
       const migrator = migrating.getMigrator();

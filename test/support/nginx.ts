@@ -1,0 +1,113 @@
+import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
+import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { connect } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { freePort } from './redis-process.js';
+
+export interface Nginx {
+  port: number;
+  url: string;
+  /** nginx's error log so far (for failure messages). */
+  errors(): string;
+  stop(): Promise<void>;
+}
+
+/** The nginx binary (Debian's package installs /usr/sbin/nginx), or undefined when it is not installed. */
+export function nginxBinary(): string | undefined {
+  for (const candidate of ['/usr/sbin/nginx', 'nginx']) {
+    if (spawnSync(candidate, ['-v'], { stdio: 'ignore' }).status === 0) return candidate;
+  }
+  return undefined;
+}
+
+/**
+ * A private nginx (our own child process, never the system service) on a
+ * free port with its configuration, logs and temp files in a temp folder:
+ * round-robin over `upstreamPorts`, passing WebSocket upgrades through, as a
+ * load balancer in front of N gateways would.
+ */
+export async function startNginx(upstreamPorts: number[]): Promise<Nginx> {
+  const binary = nginxBinary();
+  if (!binary) throw new Error('nginx is not installed: apt-get install -y nginx (Debian)');
+  const dir = mkdtempSync(join(tmpdir(), 'booking-h13-nginx-'));
+  for (const sub of ['client_body', 'proxy', 'fastcgi', 'uwsgi', 'scgi']) mkdirSync(join(dir, sub));
+  // Run as root, nginx hands the worker process to an unprivileged user, which must reach the temp folders.
+  chmodSync(dir, 0o777);
+  for (const sub of ['client_body', 'proxy', 'fastcgi', 'uwsgi', 'scgi']) chmodSync(join(dir, sub), 0o777);
+  const port = await freePort();
+  writeFileSync(
+    join(dir, 'nginx.conf'),
+    `worker_processes 1;
+pid ${dir}/nginx.pid;
+error_log ${dir}/error.log warn;
+events { worker_connections 1024; }
+http {
+  access_log off;
+  client_body_temp_path ${dir}/client_body;
+  proxy_temp_path ${dir}/proxy;
+  fastcgi_temp_path ${dir}/fastcgi;
+  uwsgi_temp_path ${dir}/uwsgi;
+  scgi_temp_path ${dir}/scgi;
+  map $http_upgrade $connection_upgrade { default upgrade; '' close; }
+  upstream gateways {
+${upstreamPorts.map((p) => `    server 127.0.0.1:${p} max_fails=1 fail_timeout=5s;`).join('\n')}
+  }
+  server {
+    listen 127.0.0.1:${port};
+    client_max_body_size 2m;
+    location / {
+      proxy_pass http://gateways;
+      proxy_http_version 1.1;
+      proxy_set_header Upgrade $http_upgrade;
+      proxy_set_header Connection $connection_upgrade;
+      proxy_set_header Host $host;
+      proxy_set_header X-Forwarded-For $proxy_add_x_forwarded_for;
+      proxy_read_timeout 3600s;
+    }
+  }
+}
+`,
+  );
+  const child: ChildProcess = spawn(binary, ['-p', dir, '-c', join(dir, 'nginx.conf'), '-g', 'daemon off;'], { stdio: ['ignore', 'ignore', 'pipe'] });
+  let stderr = '';
+  child.stderr!.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
+  const errors = () => {
+    try {
+      return stderr + readFileSync(join(dir, 'error.log'), 'utf8');
+    } catch {
+      return stderr;
+    }
+  };
+  const until = Date.now() + 10_000;
+  while (!(await accepts(port))) {
+    if (child.exitCode !== null) throw new Error(`nginx exited with ${child.exitCode}: ${errors()}`);
+    if (Date.now() > until) throw new Error(`nginx did not listen on ${port}: ${errors()}`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  return {
+    port,
+    url: `http://127.0.0.1:${port}`,
+    errors,
+    stop: async () => {
+      if (child.exitCode === null && child.signalCode === null) {
+        const exited = new Promise((resolve) => child.once('exit', resolve));
+        // SIGQUIT: graceful stop of the master and its worker.
+        child.kill('SIGQUIT');
+        await exited;
+      }
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+function accepts(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = connect(port, '127.0.0.1');
+    socket.once('connect', () => {
+      socket.destroy();
+      resolve(true);
+    });
+    socket.once('error', () => resolve(false));
+  });
+}
