@@ -130,4 +130,82 @@ describe('loadConfig', () => {
   it('refuses the development link secret in production', () => {
     expect(problem({ NODE_ENV: 'production' })).toBe('Invalid configuration:\n  LINK_SIGNING_SECRET: must be set in production');
   });
+
+  describe('operations settings (issue 13)', () => {
+    it('has the documented defaults', () => {
+      expect(loadConfig({})).toMatchObject({
+        directDatabaseUrl: 'postgresql://postgres@127.0.0.1:5432/booking',
+        createDatabaseIfMissing: true,
+        migrateOnStart: true,
+        redisClusterNodes: undefined,
+        logFormat: undefined,
+        metricsToken: undefined,
+        adminToken: undefined,
+        workerHealthPort: undefined,
+        shutdownDelayMs: 0,
+        holdSweepIntervalMs: 30_000,
+        outboxPruneIntervalMs: 3_600_000,
+      });
+    });
+
+    it('creates a missing database only outside production unless told', () => {
+      const production = { NODE_ENV: 'production', LINK_SIGNING_SECRET: 'a-long-enough-secret-value' };
+      expect(loadConfig(production).createDatabaseIfMissing).toBe(false);
+      expect(loadConfig({ ...production, DB_CREATE_IF_MISSING: 'true' }).createDatabaseIfMissing).toBe(true);
+      expect(loadConfig({ DB_CREATE_IF_MISSING: 'FALSE' }).createDatabaseIfMissing).toBe(false);
+      expect(loadConfig({ MIGRATE_ON_START: '0' }).migrateOnStart).toBe(false);
+      expect(problem({ MIGRATE_ON_START: 'yes please' })).toBe('Invalid configuration:\n  MIGRATE_ON_START: must be true or false');
+    });
+
+    it('reads DIRECT_DATABASE_URL, which follows a database override when unset', () => {
+      const env = { DATABASE_URL: 'postgresql://u@pgbouncer:6432/booking', DIRECT_DATABASE_URL: 'postgresql://u@db:5432/booking' };
+      expect(loadConfig(env)).toMatchObject({ databaseUrl: 'postgresql://u@pgbouncer:6432/booking', directDatabaseUrl: 'postgresql://u@db:5432/booking' });
+      expect(loadConfig({}, { databaseUrl: 'postgresql://u@db:5432/other' }).directDatabaseUrl).toBe('postgresql://u@db:5432/other');
+      expect(problem({ DIRECT_DATABASE_URL: 'redis://x' })).toMatch(/DIRECT_DATABASE_URL: must be a URL/);
+    });
+
+    it.each(['{booking}', 'staging{booking}', 'a-b_c', '{b}-x'])('accepts QUEUE_PREFIX %s', (prefix) => {
+      expect(loadConfig({ QUEUE_PREFIX: prefix }).queuePrefix).toBe(prefix);
+    });
+
+    it.each(['{}', '{a}{b}', 'a:b', '{a', 'a}', 'with space'])('refuses QUEUE_PREFIX %s', (prefix) => {
+      expect(problem({ QUEUE_PREFIX: prefix })).toMatch(/^Invalid configuration:\n  QUEUE_PREFIX: /);
+    });
+
+    it('reads REDIS_CLUSTER_NODES and then wants a {hash-tag} prefix', () => {
+      const nodes = 'redis-0:6379, redis-1:6380,10.0.0.3:7000';
+      expect(loadConfig({ REDIS_CLUSTER_NODES: nodes, QUEUE_PREFIX: '{booking}' }).redisClusterNodes).toEqual([
+        { host: 'redis-0', port: 6379 },
+        { host: 'redis-1', port: 6380 },
+        { host: '10.0.0.3', port: 7000 },
+      ]);
+      expect(problem({ REDIS_CLUSTER_NODES: nodes })).toMatch(/QUEUE_PREFIX: must contain a \{hash-tag\} with REDIS_CLUSTER_NODES/);
+      expect(problem({ REDIS_CLUSTER_NODES: 'redis-0', QUEUE_PREFIX: '{b}' })).toMatch(/REDIS_CLUSTER_NODES: must be host:port pairs/);
+      expect(problem({ REDIS_CLUSTER_NODES: 'redis-0:99999', QUEUE_PREFIX: '{b}' })).toMatch(/REDIS_CLUSTER_NODES: /);
+    });
+
+    it('reads tokens, ports, the shutdown delay, log format and maintenance intervals', () => {
+      expect(
+        loadConfig({
+          METRICS_TOKEN: 'metrics-token',
+          ADMIN_TOKEN: 'admin-token-0123456789',
+          WORKER_HEALTH_PORT: '4001',
+          SHUTDOWN_DELAY_MS: '5000',
+          LOG_FORMAT: 'pretty',
+          HOLD_SWEEP_INTERVAL_SECONDS: '0.5',
+          OUTBOX_PRUNE_INTERVAL_SECONDS: '60',
+        }),
+      ).toMatchObject({
+        metricsToken: 'metrics-token',
+        adminToken: 'admin-token-0123456789',
+        workerHealthPort: 4001,
+        shutdownDelayMs: 5000,
+        logFormat: 'pretty',
+        holdSweepIntervalMs: 500,
+        outboxPruneIntervalMs: 60_000,
+      });
+      const message = problem({ METRICS_TOKEN: 'short', ADMIN_TOKEN: 'short', WORKER_HEALTH_PORT: '70000', LOG_FORMAT: 'xml', SHUTDOWN_DELAY_MS: '-1' })!;
+      for (const name of ['METRICS_TOKEN', 'ADMIN_TOKEN', 'WORKER_HEALTH_PORT', 'LOG_FORMAT', 'SHUTDOWN_DELAY_MS']) expect(message).toContain(`  ${name}: `);
+    });
+  });
 });
