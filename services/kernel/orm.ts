@@ -27,6 +27,9 @@ export function ormOptions(databaseUrl: string, overrides: Partial<Options> = {}
     extensions: [Migrator],
     discovery: { requireEntitiesArray: true },
     forceUtcTimezone: true,
+    // Whether a missing database is created is ours to decide (DB_CREATE_IF_MISSING, ensureDatabase below), over the
+    // direct URL; MikroORM's own check would connect to the `postgres` database on every start, also through PgBouncer.
+    ensureDatabase: false,
     allowGlobalContext: false,
     pool: { min: 0, max: pool.max },
     driverOptions: { connection: { options: sessionOptions(pool) } },
@@ -96,6 +99,13 @@ export async function initOrm(
   const directUrl = startup.directUrl ?? databaseUrl;
   if (startup.createIfMissing ?? true) await ensureDatabase(directUrl);
   const orm = await MikroORM.init(ormOptions(databaseUrl, overrides, pool));
+  if (overrides.connect !== false) {
+    const check = await orm.checkConnection();
+    if (!check.ok) {
+      await orm.close(true);
+      throw new Error(`Cannot connect to the database ${new URL(databaseUrl).pathname.slice(1)}: ${check.reason}${startup.createIfMissing === false ? ' (DB_CREATE_IF_MISSING is off: create it, or run npm run migrate with DB_CREATE_IF_MISSING=true)' : ''}`);
+    }
+  }
   if (startup.migrate ?? true) {
     try {
       await migrateDatabase(directUrl, overrides, orm);

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createGateway, type Gateway } from '../../schema/app.js';
 import { type Config } from '../../services/kernel/config.js';
 import { createLogger } from '../../services/kernel/logger.js';
+import { startWorkerHealthServer, type WorkerHealthServer } from '../../worker/health-server.js';
 import { startTestApp, type TestApp } from '../support/harness.js';
 import { apiClient, unique } from '../support/http.js';
 
@@ -179,5 +180,40 @@ describe('queue dashboard /admin/queues', () => {
     } finally {
       await gateway.close();
     }
+  });
+});
+
+describe('worker health port (WORKER_HEALTH_PORT)', () => {
+  let app: TestApp;
+  let health: WorkerHealthServer;
+  let client: ReturnType<typeof apiClient>;
+  beforeAll(async () => {
+    app = await startTestApp({ worker: { relayPollMs: 200 } });
+    health = await startWorkerHealthServer({ port: 0, orm: app.orm, worker: app.worker!, logger: createLogger('silent'), metricsToken: undefined });
+    client = apiClient(`http://127.0.0.1:${health.port}`);
+  });
+  afterAll(async () => {
+    await health?.close();
+    await app?.close();
+  });
+
+  it('/livez answers, /readyz is 200 while the relay and queue workers run', async () => {
+    expect(await client.get('/livez')).toMatchObject({ status: 200, body: { ok: true } });
+    expect(await client.get('/readyz')).toMatchObject({ status: 200, body: { ok: true, checks: { postgres: 'ok', redis: 'ok', worker: 'ok' } } });
+  });
+
+  it('/metrics reports queue depths per state and the outbox backlog and age', async () => {
+    const text = (await client.get('/metrics')).text;
+    for (const queue of ['mail', 'hold-expiry', 'maintenance']) {
+      for (const state of ['waiting', 'active', 'delayed', 'failed']) expect(text).toMatch(new RegExp(`booking_queue_jobs\\{queue="${queue}",state="${state}"\\} \\d+`));
+    }
+    expect(text).toMatch(/^booking_outbox_backlog \d+$/m);
+    expect(text).toMatch(/^booking_outbox_oldest_age_seconds [\d.e+-]+$/m);
+  });
+
+  it('/readyz turns 503 once the worker stops', async () => {
+    health.draining();
+    expect(await client.get('/readyz')).toMatchObject({ status: 503, body: { ok: false, checks: { worker: 'stopping' } } });
+    expect((await client.get('/livez')).status).toBe(200);
   });
 });
