@@ -149,7 +149,7 @@ describe('npm start: compiled supervisor with GATEWAY_PROCESSES=2 and a worker',
     database = await isolatedDatabase('cluster');
     mailDir = mkdtempSync(join(tmpdir(), 'booking-cluster-mail-'));
     // In a cluster every gateway gets the same port for PORT=0.
-    service = startService({ DATABASE_URL: database.url, PORT: '0', GATEWAY_PROCESSES: '2', MAIL_DIR: mailDir });
+    service = startService({ DATABASE_URL: database.url, PORT: '0', GATEWAY_PROCESSES: '2', MAIL_DIR: mailDir, WORKER_HEALTH_PORT: '0' });
     supervisor = service.supervisor;
   });
 
@@ -172,6 +172,11 @@ describe('npm start: compiled supervisor with GATEWAY_PROCESSES=2 and a worker',
     // The cluster hands connections round-robin; a dozen cannot all go to one process.
     expect(await answeringPids(port)).toEqual(new Set(gatewayPids()));
     expect(logged('starting', 'supervisor')[0]).toMatchObject({ gateways: 2, workers: 1 });
+    // The worker answers its health port (WORKER_HEALTH_PORT=0: a free one, logged).
+    await until('the worker health port', () => logged('worker health listening', 'worker').length === 1);
+    const healthPort = logged('worker health listening', 'worker')[0]!.port!;
+    const ready = await fetch(`http://127.0.0.1:${healthPort}/readyz`);
+    expect(ready.status).toBe(200);
   }, 60_000);
 
   it('restarts a gateway and the worker that die', async () => {
@@ -187,6 +192,15 @@ describe('npm start: compiled supervisor with GATEWAY_PROCESSES=2 and a worker',
     const newGateway = gatewayPids()[2]!;
     expect(logged('gateway listening').find((line) => line.pid === newGateway)!.port).toBe(port);
     expect(await answeringPids(port!)).toEqual(new Set([survivingGateway, newGateway]));
+    // GET /metrics on the shared port sums every gateway process and adds the supervisor's restart counter.
+    const metrics = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
+    expect(metrics).toMatch(/^booking_process_restarts_total\{process="gateway"\} 1$/m);
+    expect(metrics).toMatch(/^booking_process_restarts_total\{process="worker"\} 1$/m);
+    // Ten more health checks, spread over both gateways by the cluster, all show in the one sum.
+    const healthChecks = (text: string) => Number(/^booking_http_request_duration_seconds_count\{method="GET",route="\/healthz",status="200"\} (\d+)$/m.exec(text)?.[1]);
+    const before = healthChecks(metrics);
+    expect(await answeringPids(port!, 10)).toEqual(new Set([survivingGateway, newGateway]));
+    expect(healthChecks(await (await fetch(`http://127.0.0.1:${port}/metrics`)).text())).toBe(before + 10);
   }, 60_000);
 
   it('SIGTERM stops every process gracefully', async () => {
