@@ -21,7 +21,6 @@ import { addGaugeSource, countRejection } from '../services/kernel/metrics.js';
 import type { Orm } from '../services/kernel/orm.js';
 import { apiDocsRouter } from './api-docs.js';
 import type { RedisClient } from '../services/kernel/redis.js';
-import { adminQueues, ADMIN_QUEUES_PATH } from './admin-queues.js';
 import { buildGraphqlSchema } from './graphql/build-schema.js';
 import { formatGraphqlError } from './graphql/format-error.js';
 import { createRedisPubSub, LiveHub, type LiveContext } from './graphql/live/live-hub.js';
@@ -187,8 +186,9 @@ export async function createGateway(deps: GatewayDeps): Promise<Gateway> {
     res.status(report.ok ? 200 : 503).json({ ...report, pid: process.pid });
   });
   app.get('/metrics', metricsEndpoint(deps.config.metricsToken));
-  const admin = adminQueues(deps.config, redis);
-  if (admin) app.use(ADMIN_QUEUES_PATH, admin.router);
+  // bull-board (and its UI) is loaded only where the dashboard is on.
+  const admin = deps.config.adminToken ? (await import('./admin-queues.js')).adminQueues(deps.config, redis) : undefined;
+  if (admin) app.use('/admin/queues', admin.router);
 
   // The consumer booking page, its browser files and the embed script (issue 15).
   app.use(bookingPageRouter(root));

@@ -1,7 +1,6 @@
 import 'reflect-metadata';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { Redis } from 'ioredis';
 import { createGateway, type Gateway } from '../../schema/app.js';
 import { createCrm } from '../../services/crm/crm.service.js';
 import { SettableClock } from '../../services/kernel/clock.js';
@@ -9,7 +8,7 @@ import { type Config, loadConfig } from '../../services/kernel/config.js';
 import { type ContextRoot, createContext, type Context } from '../../services/kernel/context.js';
 import { createLogger } from '../../services/kernel/logger.js';
 import { initOrm, type Orm } from '../../services/kernel/orm.js';
-import { createRedis } from '../../services/kernel/redis.js';
+import { createRedisClient, type RedisClient } from '../../services/kernel/redis.js';
 import type { MailTransport } from '../../services/mail/mail-transport.js';
 import type { RetryPolicy } from '../../worker/queues.js';
 import { type RunningWorker, startWorker } from '../../worker/worker.js';
@@ -21,7 +20,8 @@ export interface TestApp {
   baseUrl: string;
   config: Config;
   orm: Orm;
-  redis: Redis;
+  /** The configured Redis (a Cluster client when `redisClusterNodes` is set). */
+  redis: RedisClient;
   clock: SettableClock;
   gateway: Gateway;
   worker?: RunningWorker;
@@ -64,7 +64,7 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
     options.config,
   );
   const orm = await initOrm(config.databaseUrl, { pool: { min: 0, max: 20 } });
-  const redis = createRedis(config.redisUrl, { name: 'test-gateway' });
+  const redis = createRedisClient(config, { name: 'test-gateway' });
   const clock = options.clockAt ? new AnchoredClock(options.clockAt) : new SettableClock();
   const logger = createLogger(config.logLevel);
   const gateway = await createGateway({ config, orm, redis, clock, logger });

@@ -178,7 +178,7 @@ export async function untilAppointmentsLive(sub: LiveSubscription<any>, app: Liv
 
 /** What the probes need of a test app: its Redis and the prefix of its pub/sub channels. */
 export interface LiveApp {
-  redis: Redis;
+  redis: Pick<Redis, 'publish'>;
   config: { queuePrefix: string };
 }
 
