@@ -117,7 +117,7 @@ function stopAll(): void {
       logger.error('process did not stop in time; killing it', { childPid: child.pid });
       child.kill('SIGKILL');
     }
-  }, STOP_DEADLINE_MS).unref();
+  }, STOP_DEADLINE_MS + config.shutdownDelayMs).unref();
   exitWhenAllStopped();
 }
 

@@ -71,7 +71,7 @@ export function createLogger(level: LogLevel, base: Record<string, unknown> = {}
   const destination =
     options.destination ??
     (format === 'pretty'
-      ? pretty({ colorize: true, translateTime: 'SYS:HH:MM:ss.l', ignore: 'hostname', sync: true })
+      ? pretty({ translateTime: 'SYS:HH:MM:ss.l', ignore: 'hostname', sync: true })
       : pino.multistream(
           [
             { level: 'debug', stream: pino.destination({ dest: 1, sync: true }) },
