@@ -36,6 +36,8 @@ ENV NODE_ENV=production \
 WORKDIR /app
 COPY --from=dependencies /app/node_modules ./node_modules
 COPY --from=build /app/dist ./dist
+# The booking page's browser files are served as they are (not compiled), found from package.json.
+COPY schema/web/public ./schema/web/public
 COPY package.json ./
 RUN mkdir -p /app/.mail && chown node:node /app/.mail
 # The numeric id of the image's `node` user, so Kubernetes' runAsNonRoot can verify it.

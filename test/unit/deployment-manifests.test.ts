@@ -200,6 +200,10 @@ describe('docker-compose.yml and Dockerfile', () => {
     expect(dockerfile).toMatch(/npm ci --omit=dev/);
     expect(dockerfile).toMatch(/NODE_ENV=production/);
     expect(dockerfile).toMatch(/^USER 1000:1000$/m);
+    // Files the gateway reads at run time besides dist/: the booking page's browser files (schema/web/static-assets.ts).
+    const runtime = dockerfile.slice(dockerfile.lastIndexOf('\nFROM '));
+    expect(runtime).toMatch(/^COPY schema\/web\/public \.\/schema\/web\/public$/m);
+    expect(existsSync(join(ROOT, 'schema/web/public/booking.js'))).toBe(true);
     const cmd = JSON.parse(/^CMD (.+)$/m.exec(dockerfile)![1]!) as string[];
     expectEntryPoint(cmd, 'Dockerfile CMD');
   });
