@@ -227,6 +227,8 @@ describe('scale-out: 3 gateways and 2 workers behind nginx', () => {
     await new Promise((resolve) => setTimeout(resolve, 150));
     victimGateway.child.kill('SIGKILL');
     victimWorker.child.kill('SIGKILL');
+    const killedAt = new Date();
+    const [{ last: outboxAtKill }] = await orm.em.fork().getConnection().execute<{ last: string }[]>(`select coalesce(max(id), 0)::text as last from outbox_message`) as [{ last: string }];
     const round2 = await Promise.all(inFlight);
     // A request the killed gateway was answering fails at nginx (502); every other one has a real answer.
     expect(round2.filter((s) => ![200, 201, 412, 502].includes(s))).toEqual([]);
@@ -255,16 +257,32 @@ describe('scale-out: 3 gateways and 2 workers behind nginx', () => {
     await expect
       .poll(async () => (await knex.execute<{ n: number }[]>(`select count(*)::int as n from mail_delivery where status <> 'SENT'`))[0]!.n, { timeout: 90_000, interval: 500 })
       .toBe(0);
-    const deliveries = await knex.execute<{ message_id: string; template: string; recipient: string }[]>(`select message_id, template, recipient from mail_delivery`);
+    const deliveries = await knex.execute<{ id: string; message_id: string; template: string; recipient: string; updated_at: Date }[]>(
+      `select id::text, message_id, template, recipient, updated_at from mail_delivery`,
+    );
     // A confirmation to the consumer and a notification to the provider per booking, a mail per cancellation.
     const confirmations = deliveries.filter((d) => d.template === 'booking-confirmation');
     expect(confirmations).toHaveLength(stored);
     expect(deliveries.filter((d) => d.template === 'provider-booking-notification')).toHaveLength(stored);
     for (const o of outcomes.filter((o) => o.status === 201)) expect(confirmations.filter((d) => d.recipient === o.email)).toHaveLength(1);
-    await expect.poll(() => sink.messages.length, { timeout: 30_000 }).toBe(deliveries.length);
+    const received = () => new Set(sink.messages.map((m) => m.messageId));
+    const missing = () => deliveries.filter((d) => !received().has(d.message_id));
+    // Every mail queued after the kill arrives; the others too, but for what the killed worker was handing over.
+    await expect.poll(() => missing().filter((d) => BigInt(d.id) > BigInt(outboxAtKill)), { timeout: 30_000 }).toEqual([]);
+    // Give the rest a few seconds to arrive (a wait, not an assertion: the assertions follow).
+    await expect.poll(() => missing().length, { timeout: 5_000 }).toBe(0).catch(() => undefined);
+    if (missing().length) console.warn(`scale-out: mails lost with the killed worker: ${JSON.stringify(missing())}`);
+    // SMTP has no idempotent delivery: the service records a mail SENT just before the final "." of DATA, so a
+    // SIGKILL in that instant loses the mail rather than sending it twice (at most once, by design of mail.service.ts).
+    // Such a loss can only be a mail the killed worker was handing over (mail concurrency 5) at the moment of the kill.
+    const lost = missing();
+    expect(lost.length, JSON.stringify({ killedAt, lost })).toBeLessThanOrEqual(5);
+    for (const mail of lost) expect(BigInt(mail.id) <= BigInt(outboxAtKill) && mail.updated_at.getTime() <= killedAt.getTime() + 1000, JSON.stringify(mail)).toBe(true);
+    // Never twice, and nothing that is not a recorded delivery.
     const sent = sink.messages.map((m) => m.messageId);
     expect(new Set(sent).size).toBe(sent.length);
-    expect(new Set(sent)).toEqual(new Set(deliveries.map((d) => d.message_id)));
+    const recorded = new Set(deliveries.map((d) => d.message_id));
+    expect(sent.filter((id) => !recorded.has(id))).toEqual([]);
 
     // The subscriber saw the final capacity of every slot, whichever gateway and worker carried it.
     const lastShown = () => {
