@@ -133,7 +133,8 @@ export async function startWorker(deps: WorkerDeps): Promise<RunningWorker> {
   const upsert = (schedule: (typeof schedules)[number]) => maintenance.upsertJobScheduler(schedule.id, { every: schedule.every }, { name: schedule.id });
   // Upserting the same scheduler from every worker is idempotent (its jobs' ids come from the scheduler and the
   // interval), so each interval's run is one job whichever workers upserted; the interval is the last writer's.
-  for (const schedule of schedules) await upsert(schedule);
+  // Redis away at start: the check below puts them in place once it is back; the worker starts regardless.
+  await Promise.all(schedules.map(upsert)).catch((error) => logger.warn('could not schedule the maintenance yet', { error: String(error) }));
   // Redis may lose its data (restarted without persistence): put a lost scheduler back, or the sweep that
   // recovers lost mail jobs would be lost with them.
   const restoreSchedulers = async () => {
