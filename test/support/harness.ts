@@ -7,7 +7,7 @@ import { SettableClock } from '../../services/kernel/clock.js';
 import { type Config, loadConfig } from '../../services/kernel/config.js';
 import { type ContextRoot, createContext, type Context } from '../../services/kernel/context.js';
 import { createLogger } from '../../services/kernel/logger.js';
-import { initOrm, type Orm } from '../../services/kernel/orm.js';
+import { initOrm, type Orm, startupOptions } from '../../services/kernel/orm.js';
 import { createRedisClient, type RedisClient } from '../../services/kernel/redis.js';
 import type { MailTransport } from '../../services/mail/mail-transport.js';
 import type { RetryPolicy } from '../../worker/queues.js';
@@ -63,7 +63,7 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
     },
     options.config,
   );
-  const orm = await initOrm(config.databaseUrl, { pool: { min: 0, max: 20 } });
+  const orm = await initOrm(config.databaseUrl, { pool: { min: 0, max: 20 } }, undefined, startupOptions(config));
   const redis = createRedisClient(config, { name: 'test-gateway' });
   const clock = options.clockAt ? new AnchoredClock(options.clockAt) : new SettableClock();
   const logger = createLogger(config.logLevel);
