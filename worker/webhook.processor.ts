@@ -16,7 +16,9 @@ export function webhookProcessor(root: ContextRoot) {
     const backoff = job.opts.backoff;
     const baseDelay = typeof backoff === 'object' ? (backoff.delay ?? 0) : (backoff ?? 0);
     const retryInMs = last ? null : baseDelay * 2 ** job.attemptsMade;
-    const outcome = await attemptWebhookDelivery(root, job.data.deliveryId, retryInMs);
+    // Lines the attempt logs name the job (a child logger per job).
+    const jobRoot = { ...root, logger: root.logger.child({ jobId: job.id, queue: job.queueName }) };
+    const outcome = await attemptWebhookDelivery(jobRoot, job.data.deliveryId, retryInMs);
     if (outcome === 'failed' && !last) throw new Error('webhook endpoint did not accept the delivery');
     if (outcome === 'busy') throw new Error('another attempt at this delivery is under way');
     return outcome;

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createGateway, type Gateway } from '../../schema/app.js';
 import { type Config } from '../../services/kernel/config.js';
+import { QUEUES } from '../../services/kernel/jobs.js';
 import { createLogger } from '../../services/kernel/logger.js';
 import { startWorkerHealthServer, type WorkerHealthServer } from '../../worker/health-server.js';
 import { startTestApp, type TestApp } from '../support/harness.js';
@@ -176,7 +177,7 @@ describe('queue dashboard /admin/queues', () => {
       expect(page.text).toContain('<html');
       const api = await client.get('/admin/queues/api/queues', { Authorization: `Bearer ${token}` });
       expect(api.status).toBe(200);
-      expect((api.body.queues as { name: string }[]).map((queue) => queue.name).sort()).toEqual(['hold-expiry', 'mail', 'maintenance']);
+      expect((api.body.queues as { name: string }[]).map((queue) => queue.name).sort()).toEqual(Object.values(QUEUES).sort());
     } finally {
       await gateway.close();
     }
@@ -204,7 +205,7 @@ describe('worker health port (WORKER_HEALTH_PORT)', () => {
 
   it('/metrics reports queue depths per state and the outbox backlog and age', async () => {
     const text = (await client.get('/metrics')).text;
-    for (const queue of ['mail', 'hold-expiry', 'maintenance']) {
+    for (const queue of Object.values(QUEUES)) {
       for (const state of ['waiting', 'active', 'delayed', 'failed']) expect(text).toMatch(new RegExp(`booking_queue_jobs\\{queue="${queue}",state="${state}"\\} \\d+`));
     }
     expect(text).toMatch(/^booking_outbox_backlog \d+$/m);

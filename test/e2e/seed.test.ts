@@ -6,6 +6,7 @@ import { TEST_DATABASE_URL } from '../support/env.js';
 import { startTestApp, type TestApp } from '../support/harness.js';
 import { apiClient, unique } from '../support/http.js';
 import { sql } from '../support/scheduling-fixtures.js';
+import { createLogger } from '../../services/kernel/logger.js';
 
 const enc = encodeURIComponent;
 
@@ -16,7 +17,7 @@ describe('demo data (npm run seed)', () => {
   });
   afterAll(async () => app?.close());
 
-  const root = () => ({ em: app.orm.em, clock: app.clock, config: app.config, logger: { debug() {}, info() {}, warn() {}, error() {} } });
+  const root = () => ({ em: app.orm.em, clock: app.clock, config: app.config, logger: createLogger('silent') });
   const counts = async (crmId: string) =>
     (
       await sql<Record<string, number>>(

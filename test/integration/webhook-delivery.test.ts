@@ -8,6 +8,7 @@ import { fanOutWebhookDeliveries } from '../../services/webhooks/webhook-events.
 import { createWebhook, deleteWebhook } from '../../services/webhooks/webhook.service.js';
 import { startTestApp, type TestApp } from '../support/harness.js';
 import { sql } from '../support/scheduling-fixtures.js';
+import { createLogger } from '../../services/kernel/logger.js';
 
 /** The delivery rules against the real database: fan-out once per event, one attempt at a time, final states. */
 describe('webhook deliveries (services/webhooks)', () => {
@@ -36,7 +37,7 @@ describe('webhook deliveries (services/webhooks)', () => {
     await app?.close();
   });
 
-  const root = (): ContextRoot => ({ em: app.orm.em, clock: app.clock, config: app.config, logger: { debug() {}, info() {}, warn() {}, error() {} } });
+  const root = (): ContextRoot => ({ em: app.orm.em, clock: app.clock, config: app.config, logger: createLogger('silent') });
 
   async function setup() {
     const { crmId } = await app.newCrm();
