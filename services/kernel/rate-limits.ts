@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis';
+import type { RedisClient } from './redis.js';
 import { RateLimiterRedis, RateLimiterRes } from 'rate-limiter-flexible';
 import type { RateLimits } from './config.js';
 import { DomainError } from './errors.js';
@@ -39,7 +39,7 @@ const WHAT: Record<PublicAction, string> = {
  * the request is let through (logged): the limits protect the service, an
  * outage of them must not stop bookings.
  */
-export function createPublicLimiter(redis: Redis, limits: RateLimits, prefix: string, logger: Logger): PublicLimiter | undefined {
+export function createPublicLimiter(redis: RedisClient, limits: RateLimits, prefix: string, logger: Logger): PublicLimiter | undefined {
   if (!limits.enabled) return undefined;
   const duration = Math.max(1, Math.round(limits.windowMs / 1000));
   const limiter = (name: string, points: number, seconds = duration) =>

@@ -130,6 +130,10 @@ describe('scale-out: 3 gateways and 2 workers behind nginx', () => {
       HOLD_SWEEP_INTERVAL_SECONDS: String(SWEEP_SECONDS),
       OUTBOX_PRUNE_INTERVAL_SECONDS: String(PRUNE_SECONDS),
       NODE_ENV: 'development',
+      // nginx is the one proxy in front; every client of this test is 127.0.0.1, so the public flow's
+      // per-client limits (which would refuse most of these bookings as one client's) are off, as in the harness.
+      TRUST_PROXY: '1',
+      PUBLIC_RATE_LIMIT: 'off',
     };
     // All five start at once on a database that does not exist yet: one creates it, one migrates, the others wait.
     const started = await Promise.all([
