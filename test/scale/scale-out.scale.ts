@@ -15,6 +15,7 @@ import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createCrm } from '../../services/crm/crm.service.js';
+import { systemClock } from '../../services/kernel/clock.js';
 import { MAINTENANCE_JOBS, QUEUES } from '../../services/kernel/jobs.js';
 import { initOrm, type Orm } from '../../services/kernel/orm.js';
 import { TEST_REDIS_URL } from '../support/env.js';
@@ -170,6 +171,8 @@ describe('scale-out: 3 gateways and 2 workers behind nginx', () => {
     expect(answered).toEqual(new Set(gateways.map((g) => g.child.pid)));
 
     const app = {
+      // The processes run on the system clock.
+      clock: systemClock,
       newCrm: async (crmId = unique('crm')) => {
         const { key } = await createCrm(orm.em.fork(), crmId);
         return { crmId, key, api: apiClient(nginx.url, key) };
