@@ -297,9 +297,17 @@ describe('scale-out: 3 gateways and 2 workers behind nginx', () => {
       for (const { item } of sub.received) if (item.resource_uuid === f.resourceUuid && item.scope !== 'timeslot') last.set(new Date(item.start).toISOString(), item.capacity_left);
       return last;
     };
+    const shownAtEnd = () => appointments.map((a) => lastShown().get(new Date(a.start).toISOString()));
+    const truth = appointments.map((a) => a.capacity - a.active);
     await expect
-      .poll(() => appointments.map((a) => lastShown().get(new Date(a.start).toISOString())), { timeout: 30_000 })
-      .toEqual(appointments.map((a) => a.capacity - a.active));
+      .poll(shownAtEnd, { timeout: 30_000 })
+      .toEqual(truth)
+      .catch((error: Error) => {
+        // What the subscriber got for the slots that disagree, to tell a lost event from a reordered one.
+        const wrong = appointments.filter((_, i) => shownAtEnd()[i] !== truth[i]).map((a) => new Date(a.start).toISOString());
+        const items = sub.received.filter(({ item }) => wrong.includes(new Date(item.start).toISOString())).map(({ item, at }) => ({ at, left: item.capacity_left, kind: item.kind }));
+        throw new Error(`${error.message}\nslots ${wrong.join(', ')} received: ${JSON.stringify(items)}\nkilled at ${killedAt.toISOString()}`);
+      });
     expect(sub.errors).toEqual([]);
 
     // Periodic maintenance ran once per interval across both workers (job schedulers), not once per worker.
