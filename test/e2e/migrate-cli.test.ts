@@ -24,7 +24,7 @@ describe('npm run migrate / migrate:status, DB_CREATE_IF_MISSING, MIGRATE_ON_STA
   afterAll(async () => database?.drop());
 
   it('refuses a missing database without DB_CREATE_IF_MISSING, creates and migrates it with it, and reports the status', async () => {
-    database = await isolatedDatabase('h13_migrate');
+    database = await isolatedDatabase('migrate');
     const env = { DATABASE_URL: 'postgresql://nobody@127.0.0.1:1/unused', DIRECT_DATABASE_URL: database.url };
     const refused = await migrate(['up'], { ...env, DB_CREATE_IF_MISSING: 'false' });
     expect(refused.code, refused.output).toBe(1);
@@ -43,15 +43,18 @@ describe('npm run migrate / migrate:status, DB_CREATE_IF_MISSING, MIGRATE_ON_STA
   }, 120_000);
 
   it('a process with MIGRATE_ON_START off and DB_CREATE_IF_MISSING off neither creates nor migrates', async () => {
-    const fresh = await isolatedDatabase('h13_nomigrate');
+    const fresh = await isolatedDatabase('nomigrate');
+    const name = new URL(fresh.url).pathname.slice(1);
     try {
       // A process on a database that does not exist stops at start with a message that says what to do.
-      await expect(initOrm(fresh.url, {}, undefined, { createIfMissing: false, migrate: false })).rejects.toThrow(/Cannot connect to the database booking_test_h13_h13_nomigrate: .*DB_CREATE_IF_MISSING is off/);
+      await expect(initOrm(fresh.url, {}, undefined, { createIfMissing: false, migrate: false })).rejects.toThrow(
+        new RegExp(`Cannot connect to the database ${name}: .*DB_CREATE_IF_MISSING is off`),
+      );
       const admin = new URL(fresh.url);
       admin.pathname = '/postgres';
       const client = new pg.Client({ connectionString: admin.toString() });
       await client.connect();
-      const found = await client.query('select 1 from pg_database where datname = $1', [new URL(fresh.url).pathname.slice(1)]);
+      const found = await client.query('select 1 from pg_database where datname = $1', [name]);
       await client.end();
       expect(found.rowCount).toBe(0);
       // With creation but without migrations: an empty database.

@@ -30,7 +30,7 @@ describe('behind PgBouncer in transaction mode (DATABASE_URL) with DIRECT_DATABA
   beforeAll(async () => {
     bouncer = await startPgBouncer();
     sink = await startSmtpSink();
-    db = await isolatedDatabase('h13_pgbouncer');
+    db = await isolatedDatabase('pgbouncer');
     // The relay polls only once a minute: a mail within seconds proves LISTEN/NOTIFY works over the direct connection.
     app = await startTestApp({
       config: { databaseUrl: bouncer.through(db.url), directDatabaseUrl: db.url, smtpUrl: sink.url },

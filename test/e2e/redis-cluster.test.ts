@@ -19,7 +19,7 @@ describe('on a Redis Cluster (REDIS_CLUSTER_NODES, QUEUE_PREFIX with a hash tag)
   beforeAll(async () => {
     cluster = await startRedisCluster();
     sink = await startSmtpSink();
-    db = await isolatedDatabase('h13_cluster');
+    db = await isolatedDatabase('cluster_redis');
     app = await startTestApp({
       config: { redisClusterNodes: cluster.nodes, redisUrl: 'redis://127.0.0.1:1', queuePrefix: prefix, smtpUrl: sink.url, databaseUrl: db.url },
       worker: { relayPollMs: 200 },

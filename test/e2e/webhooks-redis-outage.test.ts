@@ -24,7 +24,7 @@ describe('webhooks during a Redis outage', () => {
 
   beforeAll(async () => {
     redis = await startRedisProcess();
-    db = await isolatedDatabase('h14_webhook_outage');
+    db = await isolatedDatabase('webhook_outage');
     app = await startTestApp({ config: { redisUrl: redis.url, databaseUrl: db.url } });
     worker = await startWorker({
       config: app.config,

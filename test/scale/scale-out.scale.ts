@@ -116,7 +116,7 @@ describe('scale-out: 3 gateways and 2 workers behind nginx', () => {
 
   beforeAll(async () => {
     await runNode(['scripts/build.mjs', '--if-stale']);
-    database = await isolatedDatabase('h13_scale');
+    database = await isolatedDatabase('scale');
     sink = await startSmtpSink();
     const ports = await Promise.all([freePort(), freePort(), freePort()]);
     nginx = await startNginx(ports);

@@ -30,7 +30,7 @@ export function nginxBinary(): string | undefined {
 export async function startNginx(upstreamPorts: number[]): Promise<Nginx> {
   const binary = nginxBinary();
   if (!binary) throw new Error('nginx is not installed: apt-get install -y nginx (Debian)');
-  const dir = mkdtempSync(join(tmpdir(), 'booking-h13-nginx-'));
+  const dir = mkdtempSync(join(tmpdir(), 'booking-nginx-'));
   for (const sub of ['client_body', 'proxy', 'fastcgi', 'uwsgi', 'scgi']) mkdirSync(join(dir, sub));
   // Run as root, nginx hands the worker process to an unprivileged user, which must reach the temp folders.
   chmodSync(dir, 0o777);

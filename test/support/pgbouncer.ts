@@ -26,7 +26,7 @@ export const pgbouncerBinary = (): string | undefined =>
 export async function startPgBouncer(): Promise<PgBouncer> {
   const binary = pgbouncerBinary();
   if (!binary) throw new Error('pgbouncer is not installed: apt-get install -y pgbouncer (Debian)');
-  const dir = mkdtempSync(join(tmpdir(), 'booking-h13-pgbouncer-'));
+  const dir = mkdtempSync(join(tmpdir(), 'booking-pgbouncer-'));
   chmodSync(dir, 0o777);
   const port = await freePort();
   writeFileSync(join(dir, 'userlist.txt'), '"postgres" ""\n');

@@ -40,7 +40,7 @@ export function postgresBinDir(): string | undefined {
 
 export async function startPostgresProcess(binDir: string): Promise<PostgresProcess> {
   const asRoot = process.getuid?.() === 0;
-  const dir = mkdtempSync(join(tmpdir(), 'booking-h12-pg-'));
+  const dir = mkdtempSync(join(tmpdir(), 'booking-postgres-'));
   const dataDir = join(dir, 'data');
   const asOwner = (command: string, args: string[]): [string, string[]] => (asRoot ? ['runuser', ['-u', 'postgres', '--', command, ...args]] : [command, args]);
   if (asRoot) {

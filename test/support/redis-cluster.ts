@@ -16,7 +16,7 @@ export interface RedisClusterProcess {
  * `redis-cli --cluster create`; resolves once every node reports the cluster ok.
  */
 export async function startRedisCluster(): Promise<RedisClusterProcess> {
-  const dir = mkdtempSync(join(tmpdir(), 'booking-h13-cluster-'));
+  const dir = mkdtempSync(join(tmpdir(), 'booking-redis-cluster-'));
   const ports = [await freePort(), await freePort(), await freePort()];
   const children: ChildProcess[] = ports.map((port) =>
     spawn(
