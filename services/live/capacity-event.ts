@@ -90,6 +90,16 @@ export interface TimeslotCapacityEvent {
   previous: { start: string; end: string; raster: number } | null;
   /** Appointments overlapping the timeslot (and the previous grid); null when too many to carry, then subscribers are told to refetch. */
   appointments: GridAppointment[] | null;
+  /**
+   * Which of the timeslot's own appointments the event announces: null for
+   * all (the timeslot itself changed: opened, closed, moved), else only these
+   * (an appointment nearby changed, which moves the free Bookable slots
+   * around it but no other appointment's places). The others are left to
+   * their own events, stamped under their own locks: this event read them
+   * from a snapshot that may miss a booking committed meanwhile with an
+   * earlier stamp, and would otherwise undo it at the subscriber.
+   */
+  lots?: string[] | null;
 }
 
 export type CapacityEvent = SlotCapacityEvent | TimeslotCapacityEvent;
@@ -127,6 +137,7 @@ export function readCapacityEvent(payload: unknown): CapacityEvent | undefined {
       open: p.open === undefined ? p.capacityLeft > 0 : p.open === true,
       previous: previous && isString(previous.start) && isString(previous.end) && isNumber(previous.raster) ? previous : null,
       appointments: Array.isArray(p.appointments) ? (p.appointments as GridAppointment[]) : p.appointments === undefined ? [] : null,
+      lots: Array.isArray(p.lots) ? p.lots.filter(isString) : null,
     };
   }
   const appointmentId = isString(p.appointmentId) ? p.appointmentId : null;
@@ -185,6 +196,7 @@ export function slotsOfTimeslotEvent(event: TimeslotCapacityEvent, options: Expa
   const ownByStart = new Map(appointments.filter((a) => a.timeslotId === event.timeslotId).map((a) => [Date.parse(a.start), a]));
   for (const slot of slots) {
     const own = ownByStart.get(slot.start.getTime());
+    if (own && event.lots && !event.lots.includes(own.appointmentId)) continue;
     if (own) {
       states.push({
         resourceId: event.resourceId,

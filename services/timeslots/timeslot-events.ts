@@ -22,7 +22,13 @@ export interface PreviousGrid {
  * subscribers watch. Pass `previous` when start, end or raster changed, so
  * the slots that disappeared are announced too.
  */
-export async function announceTimeslot(ctx: Context, timeslot: Timeslot, previous: PreviousGrid | null = null, excluding: readonly string[] = []): Promise<void> {
+export async function announceTimeslot(
+  ctx: Context,
+  timeslot: Timeslot,
+  previous: PreviousGrid | null = null,
+  excluding: readonly string[] = [],
+  lots: readonly string[] | null = null,
+): Promise<void> {
   await ctx.em.populate(timeslot, ['resource']);
   const resource = timeslot.resource;
   const open = timeslot.state === 'BOOKABLE' && resourceOpen(resource);
@@ -47,6 +53,7 @@ export async function announceTimeslot(ctx: Context, timeslot: Timeslot, previou
     open,
     previous: moved ? { start: moved.start.toISOString(), end: moved.end.toISOString(), raster: moved.raster } : null,
     appointments: await gridAppointments(ctx, timeslot, resource, open, { start: from, end: to }, excluding),
+    lots: lots && [...lots],
   };
   event.version = await eventVersion(ctx);
   writeOutbox(ctx.em, { kind: 'event', topic: TOPICS.capacityChanged, payload: { ...event } });
@@ -96,7 +103,8 @@ export async function announceTimeslotsAround(
   for (const timeslot of timeslots) {
     if (announced.has(timeslot.id)) continue;
     announced.add(timeslot.id);
-    await announceTimeslot(ctx, timeslot, null, excluding);
+    // Only the free slots around move, and the appointment's own slot: the other appointments' places did not change.
+    await announceTimeslot(ctx, timeslot, null, excluding, appointment.id ? [appointment.id] : []);
   }
 }
 

@@ -59,6 +59,19 @@ describe('slotsOfTimeslotEvent', () => {
     ]);
   });
 
+  it('an event about an appointment nearby announces only the appointments it names; the others keep what their own events said', () => {
+    const appointments = [lot({}), lot({ appointmentId: 'a2', start: '2027-05-04T08:30:00.000Z', end: '2027-05-04T09:00:00.000Z', capacityLeft: 2 })];
+    expect(summary(slotsOfTimeslotEvent(timeslot({ appointments, lots: ['a2'] }), { now: NOW, limit: 100 }))).toEqual(['07:00 B 3/3', '08:00 B 3/3', '08:30 L:a2 2/3']);
+    expect(summary(slotsOfTimeslotEvent(timeslot({ appointments, lots: [] }), { now: NOW, limit: 100 }))).toEqual(['07:00 B 3/3', '08:00 B 3/3']);
+    // A change of the timeslot itself (lots null) announces every appointment of it.
+    expect(summary(slotsOfTimeslotEvent(timeslot({ appointments, lots: null }), { now: NOW, limit: 100 }))).toEqual([
+      '07:00 B 3/3',
+      '07:30 L:a1 1/3',
+      '08:00 B 3/3',
+      '08:30 L:a2 2/3',
+    ]);
+  });
+
   it('a cancelled appointment of the timeslot still holds its slot (0 places); it blocks nothing else', () => {
     const appointments = [lot({ active: false, capacityLeft: 0 })];
     expect(summary(slotsOfTimeslotEvent(timeslot({ appointments }), { now: NOW, limit: 100 }))).toEqual([
