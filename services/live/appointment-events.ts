@@ -85,6 +85,26 @@ export function appointmentChangeDraft(
   return { kind: 'event', topic: TOPICS.appointmentChanged, payload: { ...event } };
 }
 
+/**
+ * What a CRM is told of an appointment change, in one vocabulary for the
+ * `appointmentChanged` subscription and the webhooks: the event without the
+ * internal ids, with the provider's reference.
+ */
+export function appointmentChangeView<R extends string | null>(event: AppointmentChangedEvent, providerReference: R) {
+  return {
+    change: event.change,
+    providerReference,
+    appointmentUuid: event.appointmentUuid,
+    appointmentReference: event.appointmentReference,
+    appointmentState: event.appointmentState,
+    participationUuid: event.participationUuid,
+    participationReference: event.participationReference,
+    state: event.state,
+    previousState: event.previousState,
+    at: event.at,
+  };
+}
+
 /** Reads a payload from Redis; undefined when it is not an appointment change. */
 export function readAppointmentEvent(payload: unknown): AppointmentChangedEvent | undefined {
   if (!payload || typeof payload !== 'object') return undefined;

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { type Context, requireCrm } from '../kernel/context.js';
 import { parseInput, requiredText } from '../kernel/validation.js';
 import { getProvider } from '../providers/provider.service.js';
-import { type AppointmentChange, readAppointmentEvent } from './appointment-events.js';
+import { type AppointmentChange, appointmentChangeView, readAppointmentEvent } from './appointment-events.js';
 import type { LiveItem } from './capacity-feed.service.js';
 
 const feedInput = z.object({ providerReference: requiredText() });
@@ -44,18 +44,7 @@ export async function openAppointmentFeed(ctx: Context, raw: unknown): Promise<A
         {
           key: String(sequence++),
           version: 0,
-          value: {
-            change: event.change,
-            providerReference: provider.reference,
-            appointmentUuid: event.appointmentUuid,
-            appointmentReference: event.appointmentReference,
-            appointmentState: event.appointmentState,
-            participationUuid: event.participationUuid,
-            participationReference: event.participationReference,
-            state: event.state,
-            previousState: event.previousState,
-            at: event.at,
-          },
+          value: appointmentChangeView(event, provider.reference),
         },
       ];
     },

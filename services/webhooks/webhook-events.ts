@@ -1,7 +1,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { TOPICS } from '../kernel/jobs.js';
 import { newId } from '../kernel/ids.js';
-import { type AppointmentChange, readAppointmentEvent } from '../live/appointment-events.js';
+import { type AppointmentChange, appointmentChangeView, readAppointmentEvent } from '../live/appointment-events.js';
 
 /**
  * Webhook event types: the changes of the `appointmentChanged` subscription,
@@ -71,18 +71,7 @@ export async function fanOutWebhookDeliveries(em: EntityManager, rows: RelayedRo
         eventId: outboxId,
         createdAt: event.at,
         crmId: event.crmId,
-        data: {
-          change: event.change,
-          providerReference: providerReference.get(event.providerId) ?? null,
-          appointmentUuid: event.appointmentUuid,
-          appointmentReference: event.appointmentReference,
-          appointmentState: event.appointmentState,
-          participationUuid: event.participationUuid,
-          participationReference: event.participationReference,
-          state: event.state,
-          previousState: event.previousState,
-          at: event.at,
-        },
+        data: appointmentChangeView(event, providerReference.get(event.providerId) ?? null),
       });
       deliveries.push([id, webhook.id, event.crmId, outboxId, type, body]);
     }
