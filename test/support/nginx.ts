@@ -1,8 +1,9 @@
-import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
-import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { chmodSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { accepts, freePort } from './redis-process.js';
+import { freePort } from './redis-process.js';
+import { startServerProcess } from './server-process.js';
 
 export interface Nginx {
   port: number;
@@ -68,34 +69,15 @@ ${upstreamPorts.map((p) => `    server 127.0.0.1:${p} max_fails=1 fail_timeout=5
 }
 `,
   );
-  const child: ChildProcess = spawn(binary, ['-p', dir, '-c', join(dir, 'nginx.conf'), '-g', 'daemon off;'], { stdio: ['ignore', 'ignore', 'pipe'] });
-  let stderr = '';
-  child.stderr!.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
-  const errors = () => {
-    try {
-      return stderr + readFileSync(join(dir, 'error.log'), 'utf8');
-    } catch {
-      return stderr;
-    }
-  };
-  const until = Date.now() + 10_000;
-  while (!(await accepts(port))) {
-    if (child.exitCode !== null) throw new Error(`nginx exited with ${child.exitCode}: ${errors()}`);
-    if (Date.now() > until) throw new Error(`nginx did not listen on ${port}: ${errors()}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-  return {
+  const server = await startServerProcess({
+    name: 'nginx',
+    binary,
+    args: ['-p', dir, '-c', join(dir, 'nginx.conf'), '-g', 'daemon off;'],
     port,
-    url: `http://127.0.0.1:${port}`,
-    errors,
-    stop: async () => {
-      if (child.exitCode === null && child.signalCode === null) {
-        const exited = new Promise((resolve) => child.once('exit', resolve));
-        // SIGQUIT: graceful stop of the master and its worker.
-        child.kill('SIGQUIT');
-        await exited;
-      }
-      rmSync(dir, { recursive: true, force: true });
-    },
-  };
+    dir,
+    logFile: join(dir, 'error.log'),
+    // SIGQUIT: graceful stop of the master and its worker.
+    stopSignal: 'SIGQUIT',
+  });
+  return { port, url: `http://127.0.0.1:${port}`, errors: server.output, stop: server.stop };
 }

@@ -1,8 +1,9 @@
-import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
-import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { chmodSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { accepts, freePort } from './redis-process.js';
+import { freePort } from './redis-process.js';
+import { startServerProcess } from './server-process.js';
 
 export interface PgBouncer {
   port: number;
@@ -52,22 +53,7 @@ pidfile = ${dir}/pgbouncer.pid
   for (const file of ['userlist.txt', 'pgbouncer.ini']) chmodSync(join(dir, file), 0o644);
   // PgBouncer refuses to run as root; -u hands it to an unprivileged user.
   const args = process.getuid?.() === 0 ? ['-u', 'nobody', join(dir, 'pgbouncer.ini')] : [join(dir, 'pgbouncer.ini')];
-  const child: ChildProcess = spawn(binary, args, { stdio: ['ignore', 'ignore', 'pipe'] });
-  let stderr = '';
-  child.stderr!.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
-  const log = () => {
-    try {
-      return stderr + readFileSync(join(dir, 'pgbouncer.log'), 'utf8');
-    } catch {
-      return stderr;
-    }
-  };
-  const until = Date.now() + 10_000;
-  while (!(await accepts(port))) {
-    if (child.exitCode !== null) throw new Error(`pgbouncer exited with ${child.exitCode}: ${log()}`);
-    if (Date.now() > until) throw new Error(`pgbouncer did not listen on ${port}: ${log()}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
+  const server = await startServerProcess({ name: 'pgbouncer', binary, args, port, dir, logFile: join(dir, 'pgbouncer.log'), stopSignal: 'SIGTERM' });
   return {
     port,
     through: (url) => {
@@ -75,14 +61,7 @@ pidfile = ${dir}/pgbouncer.pid
       via.host = `127.0.0.1:${port}`;
       return via.toString();
     },
-    log,
-    stop: async () => {
-      if (child.exitCode === null && child.signalCode === null) {
-        const exited = new Promise((resolve) => child.once('exit', resolve));
-        child.kill('SIGTERM');
-        await exited;
-      }
-      rmSync(dir, { recursive: true, force: true });
-    },
+    log: server.output,
+    stop: server.stop,
   };
 }
