@@ -1,7 +1,9 @@
 import { z } from 'zod';
 import { BusyIndex, durationCandidates, type Period, productFitsSlot, type SlotProduct } from '../booking/bookability.js';
-import { productsOf } from '../booking/bookables.service.js';
+import { type BookableView, productsOf } from '../booking/bookables.service.js';
+import { compilePattern, DEFAULT_TIME_FORMAT } from '../booking/date-pattern.js';
 import { resolvePublicResources, scopedTo } from '../booking/public-resource.js';
+import { contactChannelFor } from '../contact-profiles/contact-profile.service.js';
 import type { Context } from '../kernel/context.js';
 import { validationError } from '../kernel/errors.js';
 import { parseInput } from '../kernel/validation.js';
@@ -10,7 +12,6 @@ import type { BookingChannelSetting } from '../resources/booking-channel-setting
 import { channelOffersProduct, channelSettingsOf, type EffectiveChannel, effectiveChannel, parseChannelKey } from '../resources/booking-channel.service.js';
 import type { Resource } from '../resources/resource.entity.js';
 import {
-  type BookableKind,
   type CapacityEvent,
   type IsoInterval,
   readCapacityEvent,
@@ -31,25 +32,24 @@ const feedInput = z.object({
   from: wallClockString().nullish(),
   to: wallClockString().nullish(),
   channelKey: z.string().nullish(),
+  timeFormat: z.string().nullish(),
+  languageTag: z.string().nullish(),
 });
 
 /**
- * One change as a live calendar receives it: the fields of a bookable of
- * `upcoming_bookables` (same snake_case names and numbers), plus `scope`.
- * `scope` is `slot` for one slot, or `timeslot` when a timeslot change
- * covers too many slots to list: then [start, end) should be refetched.
+ * One change as a live calendar receives it. `scope` `slot`: `bookable` is
+ * the slot as `upcoming_bookables` now shows it (same fields and numbers;
+ * capacity_left 0 means it is no longer bookable). `scope` `timeslot`: a
+ * timeslot change covers too many slots to list; `bookable` is null and
+ * [from, to) should be refetched.
  */
 export interface CapacityChangeView {
   scope: 'slot' | 'timeslot';
   resource_uuid: string;
-  timeslot_uuid: string | null;
-  appointment_uuid: string | null;
-  product_uuid: string | null;
-  kind: BookableKind;
-  start: string;
-  end: string;
-  capacity: number;
-  capacity_left: number;
+  /** UTC, ISO 8601: the slot, or the period to refetch. */
+  from: string;
+  to: string;
+  bookable: BookableView | null;
 }
 
 /** A value for one key (a slot); a later version of the same key replaces an earlier one. */
@@ -65,8 +65,13 @@ interface WatchedResource {
   rows: BookingChannelSetting[];
   channel: EffectiveChannel;
   /** Products the resource offers on the channel, for the duration and lead/follow-up checks of Bookable slots. */
-  offered: SlotProduct[];
+  offered: (SlotProduct & { name: string })[];
+  /** The resource's contact channel, as the listing shows it for its slots. */
+  contact: BookableView['contact_channel'];
 }
+
+/** How the subscriber wants formattedStart/formattedEnd, as upcoming_bookables' timeFormat and languageTag. */
+type TimeFormatter = (date: Date) => string;
 
 /** What one `capacityChanged` subscription watches; turns published events into the views it should see. */
 export interface CapacityFeed {
@@ -93,6 +98,7 @@ export async function openCapacityFeed(ctx: Context, raw: unknown): Promise<Capa
   const to = input.to ? parseDateTimeInput(input.to, zone, 'to') : null;
   if (from && to && to <= from) throw validationError('to must be after from');
   const settings = await channelSettingsOf(scoped, resources);
+  const formatted = compilePattern(input.timeFormat ?? DEFAULT_TIME_FORMAT, zone, input.languageTag, 'timeFormat');
   const watched = new Map<string, WatchedResource>();
   for (const resource of resources) {
     const rows = settings.get(resource.id)!;
@@ -100,12 +106,20 @@ export async function openCapacityFeed(ctx: Context, raw: unknown): Promise<Capa
     if (!channel.visible || resource.archived) continue;
     const offered = (await productsOf(scoped, resource))
       .filter((p) => channelOffersProduct(rows, channel, p.id))
-      .map((p) => ({ id: p.id, minDuration: p.minDuration, maxDuration: p.maxDuration, leadTimeMinutes: p.leadTimeMinutes, followUpTimeMinutes: p.followUpTimeMinutes }));
-    watched.set(resource.id, { resource, zone: resource.provider.timeZone, rows, channel, offered });
+      .map((p) => ({
+        id: p.id,
+        name: p.name,
+        minDuration: p.minDuration,
+        maxDuration: p.maxDuration,
+        leadTimeMinutes: p.leadTimeMinutes,
+        followUpTimeMinutes: p.followUpTimeMinutes,
+      }));
+    const contact = await contactChannelFor(scoped, { contactProfile: resource.contactProfile ?? null, contact: resource.contact ?? null });
+    watched.set(resource.id, { resource, zone: resource.provider.timeZone, rows, channel, offered, contact });
   }
   return {
     resourceIds: resources.map((r) => r.id),
-    viewsOf: (payload, now) => viewsOf(watched, payload, { now, from, to }),
+    viewsOf: (payload, now) => viewsOf(watched, payload, { now, from, to }, formatted),
   };
 }
 
@@ -127,7 +141,12 @@ function parsedOnce(payload: unknown) {
   return parsed;
 }
 
-function viewsOf(watched: Map<string, WatchedResource>, payload: unknown, window: { now: Date; from: Date | null; to: Date | null }): LiveItem<CapacityChangeView>[] {
+function viewsOf(
+  watched: Map<string, WatchedResource>,
+  payload: unknown,
+  window: { now: Date; from: Date | null; to: Date | null },
+  formatted: TimeFormatter,
+): LiveItem<CapacityChangeView>[] {
   const parsed = parsedOnce(payload);
   const event = parsed.event;
   const target = event && watched.get(event.resourceId);
@@ -135,7 +154,7 @@ function viewsOf(watched: Map<string, WatchedResource>, payload: unknown, window
   if (event.scope === 'slot') {
     const start = new Date(event.start);
     if (start <= window.now || (window.from && start < window.from) || (window.to && start >= window.to)) return [];
-    const view = toView(target, event);
+    const view = toView(target, event, formatted);
     return view ? [{ key: slotKey(event.resourceId, event.start, event.end), version: event.version, value: view }] : [];
   }
   // Subscriptions with the same window share one expansion (cut with the first one's "now", microseconds apart).
@@ -144,7 +163,7 @@ function viewsOf(watched: Map<string, WatchedResource>, payload: unknown, window
   const slots = parsed.expansions.get(windowKey)!;
   if (slots === null) return refetchNotice(target, event, window);
   return slots.flatMap((slot) => {
-    const view = toView(target, slot);
+    const view = toView(target, slot, formatted);
     return view ? [{ key: slotKey(slot.resourceId, slot.start, slot.end), version: event.version, value: view }] : [];
   });
 }
@@ -157,11 +176,14 @@ function viewsOf(watched: Map<string, WatchedResource>, payload: unknown, window
  * with its lead and follow-up time (inside the timeslot, clear of the busy
  * periods); otherwise it shows 0 places.
  */
-function toView(target: WatchedResource, slot: SlotState): CapacityChangeView | null {
+function toView(target: WatchedResource, slot: SlotState, formatted: TimeFormatter): CapacityChangeView | null {
   let productId = slot.productId;
   let capacityLeft = slot.capacityLeft;
+  let products: BookableView['products'];
   if (slot.kind === 'models.LotAppointment') {
     if (productId && !channelOffersProduct(target.rows, target.channel, productId)) return null;
+    const product = productId ? target.offered.find((p) => p.id === productId) : undefined;
+    products = product ? [{ uuid: product.id, name: product.name }] : [];
   } else {
     const period = { startMs: Date.parse(slot.start), endMs: Date.parse(slot.end) };
     const sized = durationCandidates(target.offered, (period.endMs - period.startMs) / 60_000, false);
@@ -170,18 +192,32 @@ function toView(target: WatchedResource, slot: SlotState): CapacityChangeView | 
     const fitting = room ? sized.filter((p) => productFitsSlot(p, period, room.timeslot, room.busy)) : sized;
     productId = fitting.length === 1 ? fitting[0]!.id : null;
     if (!fitting.length) capacityLeft = 0;
+    products = fitting.map((p) => ({ uuid: p.id, name: p.name }));
   }
+  const start = new Date(slot.start);
+  const end = new Date(slot.end);
   return {
     scope: 'slot',
     resource_uuid: slot.resourceId,
-    timeslot_uuid: slot.timeslotId,
-    appointment_uuid: slot.appointmentId,
-    product_uuid: productId,
-    kind: slot.kind,
-    start: formatWithOffset(new Date(slot.start), target.zone),
-    end: formatWithOffset(new Date(slot.end), target.zone),
-    capacity: slot.capacity,
-    capacity_left: capacityLeft,
+    from: start.toISOString(),
+    to: end.toISOString(),
+    bookable: {
+      start: formatWithOffset(start, target.zone),
+      end: formatWithOffset(end, target.zone),
+      formattedStart: formatted(start),
+      formattedEnd: formatted(end),
+      timeslot_uuid: slot.timeslotId,
+      appointment_uuid: slot.appointmentId,
+      product_uuid: productId,
+      resource_uuid: slot.resourceId,
+      product_name: products.find((p) => p.uuid === productId)?.name ?? null,
+      resource_name: target.resource.publicName,
+      contact_channel: target.contact,
+      capacity: slot.capacity,
+      capacity_left: capacityLeft,
+      products,
+      kind: slot.kind,
+    },
   };
 }
 
@@ -206,18 +242,7 @@ function refetchNotice(target: WatchedResource, event: TimeslotCapacityEvent, wi
     {
       key: `${event.resourceId}|timeslot|${event.timeslotId}`,
       version: event.version,
-      value: {
-        scope: 'timeslot',
-        resource_uuid: event.resourceId,
-        timeslot_uuid: event.timeslotId,
-        appointment_uuid: null,
-        product_uuid: null,
-        kind: 'models.Bookable',
-        start: formatWithOffset(period.start, target.zone),
-        end: formatWithOffset(period.end, target.zone),
-        capacity: event.capacity,
-        capacity_left: event.capacityLeft,
-      },
+      value: { scope: 'timeslot', resource_uuid: event.resourceId, from: period.start.toISOString(), to: period.end.toISOString(), bookable: null },
     },
   ];
 }

@@ -135,6 +135,8 @@ async function changeState(
 }
 
 export interface ParticipationView {
+  /** The participation's UUID (stable across state changes; GraphQL `id`). */
+  uuid: string;
   reference: string | null;
   appointmentReference: string;
   customerReference: string | null;
@@ -150,6 +152,7 @@ export interface ParticipationView {
 export const toParticipationView = (participation: Participation): ParticipationView => {
   const customer = participation.customer;
   return {
+    uuid: participation.id,
     reference: participation.reference,
     appointmentReference: participation.appointment.reference,
     customerReference: customer?.erasedAt ? null : (customer?.reference ?? null),

@@ -8,10 +8,36 @@ import { liveChannel, TOPICS } from '../../services/kernel/jobs.js';
 
 
 export const CAPACITY_SUBSCRIPTION = `subscription ($refs: [String!]!, $from: String, $to: String, $channelKey: String) {
-  capacityChanged(refs: $refs, from: $from, to: $to, channelKey: $channelKey) {
-    scope resource_uuid timeslot_uuid appointment_uuid product_uuid kind start end capacity capacity_left
+  capacityChanged(refs: $refs, from: $from, to: $to, channelKey: $channelKey, timeFormat: "yyyy-MM-dd'T'HH:mm:ssxxx") {
+    scope resourceUuid from to
+    bookable { id resourceUuid timeslotUuid appointmentUuid productUuid kind start end formattedStart formattedEnd capacity capacityLeft }
   }
 }`;
+
+/**
+ * A `capacityChanged` item in the vocabulary of the REST listing, so tests
+ * compare what the feed says with what upcoming_bookables answers: scope
+ * slot|timeslot, snake_case names, REST kinds, and start/end with the
+ * provider's offset as REST shows them (the subscription formats them so,
+ * through timeFormat). The GraphQL shape itself is tested in
+ * subscriptions-graphql-shape.test.ts.
+ */
+export function asListingChange(change: any): any {
+  const slot = change.bookable;
+  if (!slot) return { scope: 'timeslot', resource_uuid: change.resourceUuid, start: change.from, end: change.to };
+  return {
+    scope: 'slot',
+    resource_uuid: slot.resourceUuid,
+    timeslot_uuid: slot.timeslotUuid,
+    appointment_uuid: slot.appointmentUuid,
+    product_uuid: slot.productUuid,
+    kind: ({ BOOKABLE: 'models.Bookable', LOT_APPOINTMENT: 'models.LotAppointment' } as Record<string, string>)[slot.kind] ?? slot.kind,
+    start: slot.formattedStart,
+    end: slot.formattedEnd,
+    capacity: slot.capacity,
+    capacity_left: slot.capacityLeft,
+  };
+}
 
 export const APPOINTMENT_SUBSCRIPTION = `subscription ($providerReference: String!) {
   appointmentChanged(providerReference: $providerReference) {
@@ -117,7 +143,8 @@ export function subscribe<T = any>(
         const items = value.data?.[options.field];
         if (items) {
           const batch = live.batches++;
-          for (const item of items) live.received.push({ item, at: Date.now(), batch });
+          const toItem = options.field === 'capacityChanged' ? asListingChange : (item: T) => item;
+          for (const item of items) live.received.push({ item: toItem(item), at: Date.now(), batch });
         }
         notify();
       },

@@ -1,14 +1,16 @@
-import { Arg, Ctx, Mutation, Query, Resolver } from 'type-graphql';
+import { Arg, Ctx, FieldResolver, ID, Mutation, Query, Resolver, Root } from 'type-graphql';
 import { upcomingBookables } from '../../../services/booking/bookables.service.js';
 import { toCreatedAppointmentView, toReserveView } from '../../../services/booking/booking.view.js';
 import { createAppointmentWithConsumer } from '../../../services/booking/consumer-booking.service.js';
 import { activeProducts, publicData } from '../../../services/booking/public-data.service.js';
 import { reserveAppointment } from '../../../services/booking/reserve.service.js';
+import { slotId } from '../../../services/booking/slot-id.js';
 import type { Context } from '../../../services/kernel/context.js';
 import { listChannels, saveChannel } from '../../../services/resources/booking-channel.service.js';
 import { plain } from '../plain.js';
 import {
   ActiveProductType,
+  BookableType,
   BookingChannelInput,
   BookingChannelType,
   ConsumerBookingInput,
@@ -67,8 +69,8 @@ export class BookingResolver {
     @Arg('refs', () => [String], { nullable: true, description: REFS }) refs: string[] | null,
     @Arg('channelKey', () => String, { nullable: true, description: CHANNEL }) channelKey: string | null,
   ): Promise<ReserveAppointmentPayload> {
-    const { timeslotUuid, appointmentUuid, productUuid, from, to } = plain(input);
-    const body = { timeslot_uuid: timeslotUuid, appointment_uuid: appointmentUuid, product_uuid: productUuid, from, to };
+    const { timeslotUuid, appointmentUuid, productUuid, from, to } = input;
+    const body = { timeslot_uuid: timeslotUuid, appointment_uuid: appointmentUuid, product_uuid: productUuid, from: from.toISOString(), to: to.toISOString() };
     const result = await reserveAppointment(ctx, ref, body, { extraRefs: refs ?? [], channelKey: orUndefined(channelKey) });
     return camelKeys(toReserveView(result));
   }
@@ -81,8 +83,8 @@ export class BookingResolver {
     @Arg('refs', () => [String], { nullable: true, description: REFS }) refs: string[] | null,
     @Arg('timeFormat', () => String, { nullable: true, description: 'pattern of formattedStart/formattedEnd' }) timeFormat: string | null,
   ): Promise<CreatedAppointmentType> {
-    const { timeslotUuid, productUuid, placeholderId, ...rest } = plain(input);
-    const body = { ...rest, timeslot_uuid: timeslotUuid, product_uuid: productUuid, placeholder_id: placeholderId };
+    const { timeslotUuid, productUuid, placeholderId, start, end, ...rest } = input;
+    const body = { ...plain(rest), start: start.toISOString(), end: end.toISOString(), timeslot_uuid: timeslotUuid, product_uuid: productUuid, placeholder_id: placeholderId };
     const result = await createAppointmentWithConsumer(ctx, ref, body, { extraRefs: refs ?? [], timeFormat: orUndefined(timeFormat) });
     return camelKeys(await toCreatedAppointmentView(ctx, result));
   }
@@ -125,5 +127,16 @@ export class BookingResolver {
     @Arg('input', () => BookingChannelInput) input: BookingChannelInput,
   ): Promise<BookingChannelType> {
     return saveChannel(ctx, providerReference, resourceReference, channelKey, plain(input));
+  }
+}
+
+/** Fields of a Bookable that the views do not carry. */
+@Resolver(() => BookableType)
+export class BookableFieldsResolver {
+  @FieldResolver(() => ID, {
+    description: 'the slot’s stable identity (resource, start and end), the same in upcomingBookables and capacityChanged: the key of normalized client caches',
+  })
+  id(@Root() bookable: BookableType): string {
+    return slotId(bookable.resourceUuid, bookable.start, bookable.end);
   }
 }

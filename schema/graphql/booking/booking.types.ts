@@ -1,3 +1,4 @@
+import { GraphQLDateTime } from 'graphql-scalars';
 import { Field, ID, InputType, Int, ObjectType } from 'type-graphql';
 
 /**
@@ -8,7 +9,7 @@ import { Field, ID, InputType, Int, ObjectType } from 'type-graphql';
  * same. See `camelKeys` in booking.resolver.ts.
  */
 
-const WITH_OFFSET = 'ISO 8601 with the offset of the provider’s time zone';
+const WITH_OFFSET = 'an instant (UTC); formattedStart/formattedEnd show it in the provider’s time zone';
 
 @ObjectType('BookingContactChannel', { description: 'The contact shown to consumers: the first customer-visible channel (mobile, phone, email).' })
 export class BookingContactChannelType {
@@ -24,8 +25,8 @@ export class BookableProductType {
 
 @ObjectType('Bookable', { description: 'A slot a consumer can book (REST: one entry of upcoming_bookables).' })
 export class BookableType {
-  @Field(() => String, { description: WITH_OFFSET }) start!: string;
-  @Field(() => String, { description: WITH_OFFSET }) end!: string;
+  @Field(() => GraphQLDateTime, { description: WITH_OFFSET }) start!: string;
+  @Field(() => GraphQLDateTime, { description: WITH_OFFSET }) end!: string;
   @Field(() => String, { description: 'start formatted by timeFormat' }) formattedStart!: string;
   @Field(() => String, { description: 'end formatted by timeFormat' }) formattedEnd!: string;
   @Field(() => ID, { nullable: true, description: 'REST timeslot_uuid; use it to reserve a models.Bookable' }) timeslotUuid!: string | null;
@@ -58,8 +59,8 @@ export class ReserveAppointmentInput {
   @Field(() => ID, { nullable: true, description: 'REST timeslot_uuid, for a models.Bookable' }) timeslotUuid?: string | null;
   @Field(() => ID, { nullable: true, description: 'REST appointment_uuid, for a models.LotAppointment' }) appointmentUuid?: string | null;
   @Field(() => ID, { description: 'REST product_uuid' }) productUuid!: string;
-  @Field(() => String, { description: 'slot start, ISO 8601 (UTC with Z, or with offset)' }) from!: string;
-  @Field(() => String, { description: 'slot end, ISO 8601 (UTC with Z, or with offset)' }) to!: string;
+  @Field(() => GraphQLDateTime, { description: 'slot start: the start of the Bookable' }) from!: Date;
+  @Field(() => GraphQLDateTime, { description: 'slot end: the end of the Bookable' }) to!: Date;
 }
 
 @ObjectType('ReservedParticipation')
@@ -69,8 +70,8 @@ export class ReservedParticipationType {
   @Field(() => ID, { nullable: true }) timeslotUuid!: string | null;
   @Field(() => ID) resourceUuid!: string;
   @Field(() => ID, { nullable: true }) productUuid!: string | null;
-  @Field(() => String, { description: WITH_OFFSET }) from!: string;
-  @Field(() => String, { description: WITH_OFFSET }) to!: string;
+  @Field(() => GraphQLDateTime, { description: WITH_OFFSET }) from!: string;
+  @Field(() => GraphQLDateTime, { description: WITH_OFFSET }) to!: string;
   @Field(() => Int) appointmentCapacity!: number;
   @Field(() => Int) appointmentCapacityLeft!: number;
   @Field(() => ID, { description: 'pass it as placeholderId when completing the booking' }) customerUuid!: string;
@@ -98,8 +99,8 @@ export class ReservedAppointmentType {
   @Field(() => ID, { nullable: true }) productId!: string | null;
   @Field(() => String, { nullable: true }) productName!: string | null;
   @Field(() => ID) resourceId!: string;
-  @Field(() => String, { description: WITH_OFFSET }) from!: string;
-  @Field(() => String, { description: WITH_OFFSET }) to!: string;
+  @Field(() => GraphQLDateTime, { description: WITH_OFFSET }) from!: string;
+  @Field(() => GraphQLDateTime, { description: WITH_OFFSET }) to!: string;
   @Field(() => String) state!: string;
   @Field(() => Int) capacity!: number;
   @Field(() => Int) capacityLeft!: number;
@@ -114,8 +115,8 @@ export class ReserveAppointmentPayload {
 
 @InputType('ConsumerBookingInput', { description: 'REST body of create_appointment_with_consumer; snake_case names in camelCase.' })
 export class ConsumerBookingInput {
-  @Field(() => String, { description: 'ISO 8601; without offset in the provider’s time zone' }) start!: string;
-  @Field(() => String) end!: string;
+  @Field(() => GraphQLDateTime, { description: 'slot start: the start of the Bookable' }) start!: Date;
+  @Field(() => GraphQLDateTime, { description: 'slot end' }) end!: Date;
   @Field(() => ID, { description: 'REST timeslot_uuid: the timeslot or the appointment UUID' }) timeslotUuid!: string;
   @Field(() => ID, { nullable: true, description: 'REST product_uuid' }) productUuid?: string | null;
   @Field(() => ID, { nullable: true, description: 'REST placeholder_id: customerUuid of the own reservation' }) placeholderId?: string | null;
@@ -131,8 +132,8 @@ export class ConsumerBookingInput {
 @ObjectType('CreatedAppointment', { description: 'REST createdAppointment in camelCase.' })
 export class CreatedAppointmentType {
   @Field(() => ID) appointmentUuid!: string;
-  @Field(() => String, { description: WITH_OFFSET }) start!: string;
-  @Field(() => String, { description: WITH_OFFSET }) end!: string;
+  @Field(() => GraphQLDateTime, { description: WITH_OFFSET }) start!: string;
+  @Field(() => GraphQLDateTime, { description: WITH_OFFSET }) end!: string;
   @Field(() => String, { description: 'start formatted by timeFormat' }) formattedStart!: string;
   @Field(() => String, { description: 'end formatted by timeFormat' }) formattedEnd!: string;
   @Field(() => ID, { nullable: true }) timeslotUuid!: string | null;

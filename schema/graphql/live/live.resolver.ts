@@ -1,10 +1,19 @@
-import { Arg, Resolver, Root, Subscription } from 'type-graphql';
+import { Arg, Ctx, FieldResolver, Resolver, Root, Subscription } from 'type-graphql';
+import { Appointment } from '../../../services/appointments/appointment.entity.js';
+import { APPOINTMENT_VIEW_POPULATE, toAppointmentView } from '../../../services/appointments/appointment.view.js';
+import { requireCrm } from '../../../services/kernel/context.js';
+import { Participation } from '../../../services/participations/participation.entity.js';
+import { toParticipationView } from '../../../services/participations/participation.service.js';
+import { AppointmentType, ParticipationType } from '../scheduling/scheduling.types.js';
+import { toAppointmentType } from '../scheduling/scheduling.resolver.js';
 import { openAppointmentFeed, type AppointmentChangeView } from '../../../services/live/appointment-feed.service.js';
 import { openCapacityFeed, type CapacityChangeView } from '../../../services/live/capacity-feed.service.js';
 import { DomainError } from '../../../services/kernel/errors.js';
 import { plain } from '../plain.js';
 import { type LiveContext, liveHubOf } from './live-hub.js';
-import { AppointmentChangeType, CapacityChangeType } from './live.types.js';
+import { camelKeys } from '../booking/camel-keys.js';
+import { AppointmentChangeType, CapacityChangeScope, CapacityChangeType } from './live.types.js';
+import type { Context } from '../../../services/kernel/context.js';
 
 /** A subscription sent over HTTP is executed like a query, without a batch: refuse it with a clear message. */
 function overWebSocket<T>(batch: T[] | undefined): T[] {
@@ -31,8 +40,17 @@ export class LiveResolver {
     @Arg('from', () => String, { nullable: true }) _from?: string | null,
     @Arg('to', () => String, { nullable: true }) _to?: string | null,
     @Arg('channelKey', () => String, { nullable: true }) _channelKey?: string | null,
+    @Arg('timeFormat', () => String, { nullable: true, description: 'pattern of the bookables’ formattedStart/formattedEnd, as in upcomingBookables' })
+    _timeFormat?: string | null,
+    @Arg('languageTag', () => String, { nullable: true, description: 'language of month and day names, as in upcomingBookables' }) _languageTag?: string | null,
   ): CapacityChangeType[] {
-    return overWebSocket(batch);
+    return overWebSocket(batch).map((change) => ({
+      scope: change.scope as CapacityChangeScope,
+      resourceUuid: change.resource_uuid,
+      from: change.from,
+      to: change.to,
+      bookable: change.bookable && camelKeys(change.bookable),
+    }));
   }
 
   @Subscription(() => [AppointmentChangeType], {
@@ -49,5 +67,39 @@ export class LiveResolver {
     @Arg('providerReference', () => String) _providerReference: string,
   ): AppointmentChangeType[] {
     return overWebSocket(batch);
+  }
+}
+
+/**
+ * The appointment and participation of a change as they are now, with the
+ * same `id`s as the `appointments` query: a normalized client cache updates
+ * what it shows from the subscription. Read when the change is delivered
+ * (one lookup per selected field and change; CRM subscriptions are few).
+ */
+@Resolver(() => AppointmentChangeType)
+export class AppointmentChangeFieldsResolver {
+  @FieldResolver(() => AppointmentType, { nullable: true, description: 'the appointment now; null once it was deleted' })
+  async appointment(@Root() change: AppointmentChangeView, @Ctx() ctx: Context): Promise<AppointmentType | null> {
+    const crm = requireCrm(ctx);
+    const em = ctx.em.fork();
+    const found = await em.findOne(
+      Appointment,
+      { id: change.appointmentUuid, provider: { crm, reference: change.providerReference } },
+      { populate: APPOINTMENT_VIEW_POPULATE },
+    );
+    return found && toAppointmentType(toAppointmentView(found, ctx.clock.now()));
+  }
+
+  @FieldResolver(() => ParticipationType, { nullable: true, description: 'the participation now; null for appointment changes and once it was deleted' })
+  async participation(@Root() change: AppointmentChangeView, @Ctx() ctx: Context): Promise<ParticipationType | null> {
+    if (!change.participationUuid) return null;
+    const crm = requireCrm(ctx);
+    const em = ctx.em.fork();
+    const found = await em.findOne(
+      Participation,
+      { id: change.participationUuid, appointment: { provider: { crm, reference: change.providerReference } } },
+      { populate: ['appointment', 'customer'] },
+    );
+    return found && toParticipationView(found);
   }
 }

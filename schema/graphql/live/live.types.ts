@@ -1,22 +1,35 @@
-import { Field, Int, ObjectType } from 'type-graphql';
+import { GraphQLDateTime } from 'graphql-scalars';
+import { Field, ID, ObjectType, registerEnumType } from 'type-graphql';
+import { BookableType } from '../booking/booking.types.js';
+
+/** What a capacity change is about (internal values: the feed's scope names). */
+export enum CapacityChangeScope {
+  SLOT = 'slot',
+  PERIOD = 'timeslot',
+}
+
+registerEnumType(CapacityChangeScope, {
+  name: 'CapacityChangeScope',
+  description: 'What a CapacityChange is about',
+  valuesConfig: {
+    SLOT: { description: 'one slot; `bookable` is that slot as upcomingBookables now shows it' },
+    PERIOD: { description: 'a timeslot change too large to list slot by slot (over 500 slots): refetch upcomingBookables for [from, to)' },
+  },
+});
 
 @ObjectType('CapacityChange', {
   description:
-    'A slot as upcoming_bookables now shows it (same snake_case fields and numbers). capacity_left 0 means the slot is no longer bookable ' +
-    '(full, cancelled, closed, deleted). A slot is identified by resource_uuid + start + end; replace what you show for it. ' +
-    'scope "timeslot" (rare: a timeslot change covering more than 500 slots) means: refetch upcoming_bookables for [start, end).',
+    'A change of the capacity of a resource’s slots. For scope SLOT, `bookable` is the slot as upcomingBookables now shows it: the same ' +
+    'type and `id`, so a normalized client cache (Apollo Client, urql, Relay) updates a listing it holds without merge code. ' +
+    'capacityLeft 0 means the slot is no longer bookable (full, cancelled, closed, deleted). A slot that was not in a listing ' +
+    '(e.g. freed by a cancellation) arrives here too; add it or refetch.',
 })
 export class CapacityChangeType {
-  @Field(() => String, { description: 'slot or timeslot' }) scope!: string;
-  @Field(() => String) resource_uuid!: string;
-  @Field(() => String, { nullable: true }) timeslot_uuid!: string | null;
-  @Field(() => String, { nullable: true, description: 'set for kind models.LotAppointment' }) appointment_uuid!: string | null;
-  @Field(() => String, { nullable: true }) product_uuid!: string | null;
-  @Field(() => String, { description: 'models.Bookable or models.LotAppointment' }) kind!: string;
-  @Field(() => String, { description: 'ISO 8601 with the provider’s offset' }) start!: string;
-  @Field(() => String, { description: 'ISO 8601 with the provider’s offset' }) end!: string;
-  @Field(() => Int) capacity!: number;
-  @Field(() => Int) capacity_left!: number;
+  @Field(() => CapacityChangeScope) scope!: CapacityChangeScope;
+  @Field(() => ID, { description: 'the resource whose slots changed' }) resourceUuid!: string;
+  @Field(() => GraphQLDateTime, { description: 'start of the slot, or of the period to refetch' }) from!: string;
+  @Field(() => GraphQLDateTime, { description: 'end of the slot, or of the period to refetch' }) to!: string;
+  @Field(() => BookableType, { nullable: true, description: 'the slot now (scope SLOT); null for scope PERIOD' }) bookable!: BookableType | null;
 }
 
 @ObjectType('AppointmentChange', { description: 'A change of one of the provider’s appointments. Instants in UTC.' })
@@ -33,5 +46,5 @@ export class AppointmentChangeType {
   @Field(() => String, { nullable: true, description: 'null for booking-flow participations' }) participationReference!: string | null;
   @Field(() => String, { nullable: true, description: 'the participation’s state after the change' }) state!: string | null;
   @Field(() => String, { nullable: true }) previousState!: string | null;
-  @Field(() => String) at!: string;
+  @Field(() => GraphQLDateTime) at!: string;
 }

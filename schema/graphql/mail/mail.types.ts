@@ -1,3 +1,4 @@
+import { GraphQLDateTime } from 'graphql-scalars';
 import { Field, Int, ObjectType } from 'type-graphql';
 
 @ObjectType('MailDelivery', { description: 'The state of one e-mail the service sent, or tried to send, about a participation.' })
@@ -9,5 +10,5 @@ export class MailDeliveryType {
   status!: string;
   @Field(() => Int, { description: 'Delivery attempts started so far' }) attempts!: number;
   @Field(() => String, { nullable: true, description: 'Reason of the last failure (for FAILED: why it was given up)' }) lastError!: string | null;
-  @Field(() => String, { description: 'When the state last changed (ISO 8601, UTC)' }) updatedAt!: string;
+  @Field(() => GraphQLDateTime, { description: 'When the state last changed (ISO 8601, UTC)' }) updatedAt!: string;
 }

@@ -32,14 +32,16 @@ import {
 const toLocation = (value: ReturnType<typeof toLocationView>): LocationValue | null =>
   value === null ? null : typeof value === 'string' ? { text: value } : value;
 
-const toAppointmentType = (view: AppointmentView): AppointmentType => ({
+export const toAppointmentType = (view: AppointmentView): AppointmentType => ({
   ...view,
+  id: view.uuid,
   address: toLocation(view.address),
   participations: view.participations.map((participation) => ({ ...participation, appointmentReference: view.reference })),
 });
 
 const toTimeslotType = (view: TimeslotView): TimeslotType => ({
   ...view,
+  id: view.uuid,
   address: toLocation(view.address),
   appointments: view.appointments ? view.appointments.map(toAppointmentType) : null,
 });

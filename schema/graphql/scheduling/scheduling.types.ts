@@ -1,9 +1,10 @@
-import { GraphQLJSON } from 'graphql-scalars';
+import { GraphQLDateTime, GraphQLJSON } from 'graphql-scalars';
 import { createUnionType, Field, Float, ID, InputType, Int, ObjectType } from 'type-graphql';
 import { AddressType } from '../setup/setup.types.js';
 
 const DATE_TIME_INPUT = 'ISO 8601; without offset (2027-03-01T08:00) it is wall-clock time in the provider’s time zone';
-const DATE_TIME_OUTPUT = 'UTC, ISO 8601 with Z';
+const STABLE_ID = 'stable identity (the UUID), the key of normalized client caches';
+const DATE_TIME_OUTPUT = 'an instant (UTC)';
 const LOCATION_INPUT =
   'An address object {city, zip, street, number, country (or countryCode), two letters, default DE} or a non-empty string (free text, e.g. a video-meeting link)';
 
@@ -35,6 +36,7 @@ export class PriceInput {
 
 @ObjectType('Participation', { description: 'A customer’s place in an appointment; name, email and mobile come from the customer.' })
 export class ParticipationType {
+  @Field(() => ID, { name: 'id', description: 'stable identity (the participation’s UUID), the key of normalized client caches' }) uuid!: string;
   @Field(() => String, { nullable: true }) reference!: string | null;
   @Field(() => String) appointmentReference!: string;
   @Field(() => String, { nullable: true, description: 'null once the customer was erased' }) customerReference!: string | null;
@@ -48,10 +50,11 @@ export class ParticipationType {
 
 @ObjectType('Appointment')
 export class AppointmentType {
+  @Field(() => ID, { description: STABLE_ID }) id!: string;
   @Field(() => ID) uuid!: string;
   @Field(() => String) reference!: string;
-  @Field(() => String, { description: DATE_TIME_OUTPUT }) start!: string;
-  @Field(() => String, { description: DATE_TIME_OUTPUT }) end!: string;
+  @Field(() => GraphQLDateTime, { description: DATE_TIME_OUTPUT }) start!: string;
+  @Field(() => GraphQLDateTime, { description: DATE_TIME_OUTPUT }) end!: string;
   @Field(() => Int, { description: 'max participants' }) capacity!: number;
   @Field(() => Boolean, { description: 'publicly bookable' }) acceptBookings!: boolean;
   @Field(() => String) resourceReference!: string;
@@ -70,11 +73,12 @@ export class AppointmentType {
 
 @ObjectType('Timeslot', { description: 'Availability of a resource, cut into bookable slots of raster minutes.' })
 export class TimeslotType {
+  @Field(() => ID, { description: STABLE_ID }) id!: string;
   @Field(() => ID) uuid!: string;
   @Field(() => String) reference!: string;
   @Field(() => String) resourceReference!: string;
-  @Field(() => String, { description: DATE_TIME_OUTPUT }) start!: string;
-  @Field(() => String, { description: DATE_TIME_OUTPUT }) end!: string;
+  @Field(() => GraphQLDateTime, { description: DATE_TIME_OUTPUT }) start!: string;
+  @Field(() => GraphQLDateTime, { description: DATE_TIME_OUTPUT }) end!: string;
   @Field(() => Int, { description: 'length of one bookable slot in minutes' }) raster!: number;
   @Field(() => Int) defaultCapacity!: number;
   @Field(() => Boolean) defaultAcceptBookings!: boolean;

@@ -1,3 +1,4 @@
+import { GraphQLDateTime } from 'graphql-scalars';
 import { Field, ID, Int, ObjectType, registerEnumType } from 'type-graphql';
 import { WEBHOOK_EVENT_OF_CHANGE, type WebhookEventType } from '../../../services/webhooks/webhook-events.js';
 import { WEBHOOK_DELIVERY_STATUSES, type WebhookDeliveryStatus } from '../../../services/webhooks/webhook.entity.js';
@@ -19,12 +20,12 @@ export class WebhookType {
   @Field(() => String) url!: string;
   @Field(() => [WEBHOOK_EVENT_OF_CHANGE], { description: 'Event types it receives' }) events!: WebhookEventType[];
   @Field(() => String, { nullable: true }) description!: string | null;
-  @Field(() => String, { description: 'ISO 8601, UTC' }) createdAt!: string;
+  @Field(() => GraphQLDateTime, { description: 'ISO 8601, UTC' }) createdAt!: string;
 }
 
 @ObjectType('WebhookAttempt', { description: 'One attempt to deliver an event.' })
 export class WebhookAttemptType {
-  @Field(() => String, { description: 'ISO 8601, UTC' }) at!: string;
+  @Field(() => GraphQLDateTime, { description: 'ISO 8601, UTC' }) at!: string;
   @Field(() => Int, { nullable: true, description: 'HTTP status of the answer; null when none came' }) statusCode!: number | null;
   @Field(() => String, { nullable: true }) error!: string | null;
   @Field(() => Int) durationMs!: number;
@@ -37,8 +38,8 @@ export class WebhookDeliveryType {
   @Field(() => WEBHOOK_EVENT_OF_CHANGE) type!: WebhookEventType;
   @Field(() => WebhookDeliveryStatusEnum) status!: WebhookDeliveryStatus;
   @Field(() => [WebhookAttemptType]) attempts!: WebhookAttemptType[];
-  @Field(() => String, { nullable: true }) nextAttemptAt!: string | null;
-  @Field(() => String) createdAt!: string;
-  @Field(() => String, { nullable: true }) deliveredAt!: string | null;
+  @Field(() => GraphQLDateTime, { nullable: true }) nextAttemptAt!: string | null;
+  @Field(() => GraphQLDateTime) createdAt!: string;
+  @Field(() => GraphQLDateTime, { nullable: true }) deliveredAt!: string | null;
   @Field(() => String, { description: 'The JSON body exactly as sent and signed' }) body!: string;
 }

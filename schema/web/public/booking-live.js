@@ -5,9 +5,34 @@
 
 const CAPACITY_CHANGED = `subscription BookingPageCapacity($refs: [String!]!, $from: String, $to: String, $channelKey: String) {
   capacityChanged(refs: $refs, from: $from, to: $to, channelKey: $channelKey) {
-    resource_uuid timeslot_uuid appointment_uuid product_uuid kind start end capacity capacity_left scope
+    scope resourceUuid from to
+    bookable { id resourceUuid timeslotUuid appointmentUuid productUuid kind start end capacity capacityLeft }
   }
 }`;
+
+/** GraphQL's kind names → the REST kinds the page's listing uses. */
+const KINDS = { BOOKABLE: 'models.Bookable', LOT_APPOINTMENT: 'models.LotAppointment' };
+
+/**
+ * A change in the vocabulary of the REST listing the page shows: a slot
+ * (`scope` "slot") or a period to reload (`scope` "timeslot").
+ */
+function asListingChange(change) {
+  const slot = change.bookable;
+  if (!slot) return { scope: 'timeslot', resource_uuid: change.resourceUuid, start: change.from, end: change.to };
+  return {
+    scope: 'slot',
+    resource_uuid: slot.resourceUuid,
+    timeslot_uuid: slot.timeslotUuid,
+    appointment_uuid: slot.appointmentUuid,
+    product_uuid: slot.productUuid,
+    kind: KINDS[slot.kind] ?? slot.kind,
+    start: slot.start,
+    end: slot.end,
+    capacity: slot.capacity,
+    capacity_left: slot.capacityLeft,
+  };
+}
 
 /**
  * Opens the WebSocket to the gateway at once and keeps it: after a lost
@@ -42,7 +67,7 @@ export function connectLive({ onConnected, onDisconnected }) {
         { query: CAPACITY_CHANGED, variables: { refs: resources, from, to, channelKey } },
         {
           next: (result) => {
-            if (result.data?.capacityChanged) onChanges(result.data.capacityChanged);
+            if (result.data?.capacityChanged) onChanges(result.data.capacityChanged.map(asListingChange));
           },
           // The server ended this subscription (e.g. a slow consumer): the page subscribes again and reloads.
           error: () => onEnded(),
