@@ -1,9 +1,10 @@
 import { toLocationView } from '../kernel/address-input.js';
 import { formatUtc } from '../kernel/wall-clock.js';
 import { type ParticipationView, toParticipationView } from '../participations/participation.service.js';
+import type { Participation } from '../participations/participation.entity.js';
 import type { Appointment, AppointmentState, Price } from './appointment.entity.js';
 
-export interface AppointmentView {
+export interface AppointmentView<P extends ParticipationView = ParticipationView> {
   uuid: string;
   reference: string;
   acceptBookings: boolean;
@@ -15,7 +16,7 @@ export interface AppointmentView {
   start: string;
   end: string;
   notes: string | null;
-  participations: Omit<ParticipationView, 'appointmentReference'>[];
+  participations: Omit<P, 'appointmentReference'>[];
   price: Price | null;
   productReference: string | null;
   productName: string | null;
@@ -29,7 +30,11 @@ export interface AppointmentView {
  * resource, product, contact and participations (with customers) loaded;
  * holds whose time is up are left out.
  */
-export function toAppointmentView(appointment: Appointment, now: Date): AppointmentView {
+export function toAppointmentView<P extends ParticipationView = ParticipationView>(
+  appointment: Appointment,
+  now: Date,
+  participationView: (participation: Participation) => P = toParticipationView as (participation: Participation) => P,
+): AppointmentView<P> {
   const participations = appointment.participations.isInitialized() ? appointment.participations.getItems() : [];
   return {
     uuid: appointment.id,
@@ -47,7 +52,7 @@ export function toAppointmentView(appointment: Appointment, now: Date): Appointm
       .filter((p) => !(p.state === 'RESERVED' && p.expiresAt && p.expiresAt <= now))
       .sort((a, b) => a.createdAt.getTime() - b.createdAt.getTime())
       .map((p) => {
-        const { appointmentReference: _omit, ...view } = toParticipationView(p);
+        const { appointmentReference: _omit, ...view } = participationView(p);
         return view;
       }),
     price: appointment.price,

@@ -135,8 +135,6 @@ async function changeState(
 }
 
 export interface ParticipationView {
-  /** The participation's UUID (stable across state changes; GraphQL `id`). */
-  uuid: string;
   reference: string | null;
   appointmentReference: string;
   customerReference: string | null;
@@ -148,11 +146,16 @@ export interface ParticipationView {
   messages: string[] | null;
 }
 
+/** The participation as GraphQL shows it: the REST view plus its UUID (GraphQL `id`, stable across state changes). */
+export const toParticipationNode = (participation: Participation): ParticipationView & { uuid: string } => ({
+  uuid: participation.id,
+  ...toParticipationView(participation),
+});
+
 /** The participation as the /crms endpoints show it; name, e-mail and mobile come from its customer. */
 export const toParticipationView = (participation: Participation): ParticipationView => {
   const customer = participation.customer;
   return {
-    uuid: participation.id,
     reference: participation.reference,
     appointmentReference: participation.appointment.reference,
     customerReference: customer?.erasedAt ? null : (customer?.reference ?? null),

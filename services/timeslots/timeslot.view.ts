@@ -1,10 +1,12 @@
 import { type AppointmentView, toAppointmentView } from '../appointments/appointment.view.js';
 import type { Appointment } from '../appointments/appointment.entity.js';
+import type { Participation } from '../participations/participation.entity.js';
+import type { ParticipationView } from '../participations/participation.service.js';
 import { toLocationView } from '../kernel/address-input.js';
 import { formatUtc } from '../kernel/wall-clock.js';
 import type { Timeslot, TimeslotState } from './timeslot.entity.js';
 
-export interface TimeslotView {
+export interface TimeslotView<P extends ParticipationView = ParticipationView> {
   uuid: string;
   reference: string;
   resourceReference: string;
@@ -15,11 +17,16 @@ export interface TimeslotView {
   defaultAcceptBookings: boolean;
   address: ReturnType<typeof toLocationView>;
   state: TimeslotState;
-  appointments?: AppointmentView[];
+  appointments?: AppointmentView<P>[];
 }
 
-/** A timeslot as /crms endpoints show it: times in UTC with `Z`, appointments when given. */
-export function toTimeslotView(timeslot: Timeslot, appointments?: Appointment[], now = new Date()): TimeslotView {
+/** A timeslot as /crms endpoints show it: times in UTC with `Z`, appointments when given (participations by `participationView`). */
+export function toTimeslotView<P extends ParticipationView = ParticipationView>(
+  timeslot: Timeslot,
+  appointments?: Appointment[],
+  now = new Date(),
+  participationView?: (participation: Participation) => P,
+): TimeslotView<P> {
   return {
     uuid: timeslot.id,
     reference: timeslot.reference,
@@ -31,6 +38,6 @@ export function toTimeslotView(timeslot: Timeslot, appointments?: Appointment[],
     defaultAcceptBookings: timeslot.defaultAcceptBookings,
     address: toLocationView(timeslot.address),
     state: timeslot.state,
-    ...(appointments ? { appointments: appointments.map((a) => toAppointmentView(a, now)) } : {}),
+    ...(appointments ? { appointments: appointments.map((a) => toAppointmentView(a, now, participationView)) } : {}),
   };
 }

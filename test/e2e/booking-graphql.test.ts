@@ -50,8 +50,9 @@ describe('booking flow: GraphQL', () => {
         {
           key,
           bookables: rest.body[key!].map((b: Record<string, unknown>) => ({
-            start: b.start,
-            end: b.end,
+            // Instants in UTC (DateTime); formattedStart/formattedEnd show the provider's wall clock.
+            start: new Date(b.start as string).toISOString(),
+            end: new Date(b.end as string).toISOString(),
             formattedStart: b.formattedStart,
             formattedEnd: b.formattedEnd,
             timeslotUuid: b.timeslot_uuid,

@@ -3,6 +3,7 @@ import { setupBookable } from '../support/booking-fixtures.js';
 import { addProduct, addResource, addTimeslot, book, bookablesOf, reserve, slotOf, sql, upcoming } from '../support/booking-flow.js';
 import { enc } from '../support/offerings-fixtures.js';
 import { startTestApp, TEST_EPOCH, type TestApp } from '../support/harness.js';
+import { leftShown, listedAt } from '../support/live.js';
 import { createAppointment, setupScheduling } from '../support/scheduling-fixtures.js';
 import { type ApiClient, unique } from '../support/http.js';
 
@@ -49,10 +50,14 @@ describe('booking flow: inputs as people and CRMs write them', () => {
       expect(new Date(res.body.participation.from).toISOString()).toBe(f.slot.from);
     });
 
-    it('reads from/to without offset as UTC (GraphQL)', async () => {
+    it('GraphQL takes from/to as DateTime: with an offset; without one it answers 400 and holds nothing', async () => {
       const f = await setupBookable(app);
       const input = { timeslotUuid: f.timeslotUuid, productUuid: f.productUuid, from: withoutOffset(f.slot.from), to: withoutOffset(f.slot.to) };
-      const res = await pub.graphql(RESERVE, { ref: f.resourceUuid, input });
+      const refused = await pub.graphql(RESERVE, { ref: f.resourceUuid, input });
+      expect(refused.status).toBe(400);
+      expect(refused.body.errors[0].message).toMatch(/DateTime/);
+      expect(leftShown(await listedAt(pub, f.resourceUuid, f.slot.from))).toBe(3);
+      const res = await pub.graphql(RESERVE, { ref: f.resourceUuid, input: { ...input, from: f.slot.from, to: f.slot.to } });
       expect(res.body.errors).toBeUndefined();
       expect(new Date(res.body.data.reserveAppointment.participation.from).toISOString()).toBe(f.slot.from);
     });

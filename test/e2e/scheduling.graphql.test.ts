@@ -97,8 +97,8 @@ describe('scheduling: GraphQL', () => {
       expect(error).toBeUndefined();
       expect(data.createTimeslots[0]).toMatchObject({
         reference: expect.stringMatching(/^timeslot-/),
-        start: '2027-03-01T07:00:00Z',
-        end: '2027-03-01T11:00:00Z',
+        start: '2027-03-01T07:00:00.000Z',
+        end: '2027-03-01T11:00:00.000Z',
         address: { __typename: 'TextLocation', text: 'https://meet.example.com/x' },
       });
       expect(data.createTimeslots[1].address).toEqual({ __typename: 'Address', city: 'Köln', zip: '50667', street: 'Dom', number: '1', countryCode: 'DE' });
@@ -125,12 +125,12 @@ describe('scheduling: GraphQL', () => {
       const resourceRef = await createResource(f.api, f.crmId, f.providerRef, { products: [f.productRef], address: RESOURCE_ADDRESS });
       const input = timeslotInput({ resourceReference: resourceRef });
       const [created] = (await gql(CREATE_TIMESLOTS, { p: f.providerRef, t: [input] })).data.createTimeslots;
-      const booked = await reserveTimeslotSlot(f, resourceRef, created.uuid, '2027-03-01T07:30:00Z', '2027-03-01T08:00:00Z');
+      const booked = await reserveTimeslotSlot(f, resourceRef, created.uuid, '2027-03-01T07:30:00.000Z', '2027-03-01T08:00:00.000Z');
       const QUERY = `query($p: String!, $r: String!, $from: String!, $to: String!) { timeslots(providerReference: $p, resourceReference: $r, from: $from, to: $to) { ${TIMESLOT} appointments { ${APPOINTMENT} } } }`;
       const { data } = await gql(QUERY, { p: f.providerRef, r: resourceRef, from: '2027-03-01T00:00', to: '2027-03-02T00:00' });
       expect(data.timeslots).toHaveLength(1);
       expect(data.timeslots[0].appointments).toEqual([
-        expect.objectContaining({ reference: booked.reference, start: '2027-03-01T07:30:00Z', capacity: 2, address: { __typename: 'Address', ...RESOURCE_ADDRESS } }),
+        expect.objectContaining({ reference: booked.reference, start: '2027-03-01T07:30:00.000Z', capacity: 2, address: { __typename: 'Address', ...RESOURCE_ADDRESS } }),
       ]);
       expect((await gql(QUERY, { p: f.providerRef, r: resourceRef, from: '', to: '2027-03-02T00:00' })).error).toEqual({ code: 'VALIDATION_FAILED', message: 'query parameter from is required' });
       expect((await gql(QUERY, { p: f.providerRef, r: resourceRef, from: '2027-03-01T00:00', to: '' })).error?.code).toBe('VALIDATION_FAILED');
@@ -141,7 +141,7 @@ describe('scheduling: GraphQL', () => {
 
       const UPDATE = `mutation($p: String!, $r: String!, $i: TimeslotUpdateInput!) { updateTimeslot(providerReference: $p, reference: $r, input: $i) { ${TIMESLOT} } }`;
       const updated = await gql(UPDATE, { p: f.providerRef, r: input.reference, i: { defaultCapacity: 4, address: 'Room 7' } });
-      expect(updated.data.updateTimeslot).toMatchObject({ defaultCapacity: 4, raster: 30, start: '2027-03-01T07:00:00Z', state: 'BOOKABLE', address: { __typename: 'TextLocation', text: 'Room 7' } });
+      expect(updated.data.updateTimeslot).toMatchObject({ defaultCapacity: 4, raster: 30, start: '2027-03-01T07:00:00.000Z', state: 'BOOKABLE', address: { __typename: 'TextLocation', text: 'Room 7' } });
       expect((await gql(UPDATE, { p: f.providerRef, r: input.reference, i: { raster: 15 } })).error?.code).toBe('HAS_ACTIVE_APPOINTMENTS');
 
       const DELETE = `mutation($p: String!, $r: String!) { deleteTimeslot(providerReference: $p, reference: $r) }`;
@@ -160,8 +160,8 @@ describe('scheduling: GraphQL', () => {
       expect(data.createAppointment).toEqual({
         uuid: expect.any(String),
         reference: input.reference,
-        start: '2027-03-01T07:00:00Z',
-        end: '2027-03-01T08:00:00Z',
+        start: '2027-03-01T07:00:00.000Z',
+        end: '2027-03-01T08:00:00.000Z',
         capacity: 0,
         acceptBookings: false,
         resourceReference: f.resourceRef,
@@ -205,7 +205,7 @@ describe('scheduling: GraphQL', () => {
         { p: ny.providerRef, i: { reference: `a-${unique()}`, start: '2027-03-01T08:00', end: '2027-03-01T09:00', resourceReference: ny.resourceRef, productReference: ny.productRef } },
         ny,
       );
-      expect(data.createAppointment).toMatchObject({ start: '2027-03-01T13:00:00Z', end: '2027-03-01T14:00:00Z' });
+      expect(data.createAppointment).toMatchObject({ start: '2027-03-01T13:00:00.000Z', end: '2027-03-01T14:00:00.000Z' });
     });
 
     it('createAppointmentSeries: shared seriesId, generated references, 09:00 kept across 2027-03-28, weekdays required for several days', async () => {
@@ -220,7 +220,7 @@ describe('scheduling: GraphQL', () => {
       const { data, error } = await gql(CREATE_SERIES, { p: f.providerRef, i: input });
       expect(error).toBeUndefined();
       const { seriesId, appointments } = data.createAppointmentSeries;
-      expect(appointments.map((a: { start: string }) => a.start)).toEqual(['2027-03-26T08:00:00Z', '2027-03-29T07:00:00Z']);
+      expect(appointments.map((a: { start: string }) => a.start)).toEqual(['2027-03-26T08:00:00.000Z', '2027-03-29T07:00:00.000Z']);
       expect(appointments.every((a: { seriesId: string; reference: string }) => a.seriesId === seriesId && a.reference.includes(seriesId))).toBe(true);
       const missing = await gql(CREATE_SERIES, { p: f.providerRef, i: { ...input, series_data: { ...input.series_data, weekdays: null } } });
       expect(missing.error).toEqual({ code: 'VALIDATION_FAILED', message: 'series_data.weekdays is required when the series spans more than one day' });

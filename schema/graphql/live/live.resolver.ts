@@ -3,7 +3,7 @@ import { Appointment } from '../../../services/appointments/appointment.entity.j
 import { APPOINTMENT_VIEW_POPULATE, toAppointmentView } from '../../../services/appointments/appointment.view.js';
 import { requireCrm } from '../../../services/kernel/context.js';
 import { Participation } from '../../../services/participations/participation.entity.js';
-import { toParticipationView } from '../../../services/participations/participation.service.js';
+import { toParticipationNode } from '../../../services/participations/participation.service.js';
 import { AppointmentType, ParticipationType } from '../scheduling/scheduling.types.js';
 import { toAppointmentType } from '../scheduling/scheduling.resolver.js';
 import { openAppointmentFeed, type AppointmentChangeView } from '../../../services/live/appointment-feed.service.js';
@@ -87,7 +87,7 @@ export class AppointmentChangeFieldsResolver {
       { id: change.appointmentUuid, provider: { crm, reference: change.providerReference } },
       { populate: APPOINTMENT_VIEW_POPULATE },
     );
-    return found && toAppointmentType(toAppointmentView(found, ctx.clock.now()));
+    return found && toAppointmentType(toAppointmentView(found, ctx.clock.now(), toParticipationNode));
   }
 
   @FieldResolver(() => ParticipationType, { nullable: true, description: 'the participation now; null for appointment changes and once it was deleted' })
@@ -100,6 +100,6 @@ export class AppointmentChangeFieldsResolver {
       { id: change.participationUuid, appointment: { provider: { crm, reference: change.providerReference } } },
       { populate: ['appointment', 'customer'] },
     );
-    return found && toParticipationView(found);
+    return found && toParticipationNode(found);
   }
 }

@@ -6,7 +6,7 @@ import { createCustomer, deleteCustomer, getCustomer, toCustomerView, updateCust
 import type { toLocationView } from '../../../services/kernel/address-input.js';
 import type { Context } from '../../../services/kernel/context.js';
 import { DomainError } from '../../../services/kernel/errors.js';
-import { createParticipation, toParticipationView, updateParticipationState } from '../../../services/participations/participation.service.js';
+import { createParticipation, type ParticipationView, toParticipationNode, updateParticipationState } from '../../../services/participations/participation.service.js';
 import { createTimeslots, deleteTimeslot, listTimeslots, updateTimeslot } from '../../../services/timeslots/timeslot.service.js';
 import { type TimeslotView, toTimeslotView } from '../../../services/timeslots/timeslot.view.js';
 import { plain } from '../plain.js';
@@ -28,18 +28,20 @@ import {
   TimeslotUpdateInput,
 } from './scheduling.types.js';
 
+type ParticipationNodeView = ParticipationView & { uuid: string };
+
 /** Free-text locations become `TextLocation` objects, since a GraphQL union holds only object types. */
 const toLocation = (value: ReturnType<typeof toLocationView>): LocationValue | null =>
   value === null ? null : typeof value === 'string' ? { text: value } : value;
 
-export const toAppointmentType = (view: AppointmentView): AppointmentType => ({
+export const toAppointmentType = (view: AppointmentView<ParticipationNodeView>): AppointmentType => ({
   ...view,
   id: view.uuid,
   address: toLocation(view.address),
   participations: view.participations.map((participation) => ({ ...participation, appointmentReference: view.reference })),
 });
 
-const toTimeslotType = (view: TimeslotView): TimeslotType => ({
+const toTimeslotType = (view: TimeslotView<ParticipationNodeView>): TimeslotType => ({
   ...view,
   id: view.uuid,
   address: toLocation(view.address),
@@ -59,7 +61,7 @@ export class SchedulingResolver {
   ): Promise<TimeslotType[]> {
     const found = await listTimeslots(ctx, providerReference, resourceReference, { from, to });
     const now = ctx.clock.now();
-    return found.map(({ timeslot, appointments }) => toTimeslotType(toTimeslotView(timeslot, appointments, now)));
+    return found.map(({ timeslot, appointments }) => toTimeslotType(toTimeslotView(timeslot, appointments, now, toParticipationNode)));
   }
 
   @Mutation(() => [TimeslotType], { description: 'Creates a batch of timeslots, all or none.' })
@@ -106,7 +108,7 @@ export class SchedulingResolver {
       includeArchived,
     });
     const now = ctx.clock.now();
-    return found.map((appointment) => toAppointmentType(toAppointmentView(appointment, now)));
+    return found.map((appointment) => toAppointmentType(toAppointmentView(appointment, now, toParticipationNode)));
   }
 
   @Mutation(() => AppointmentType, { description: 'Creates a single appointment.' })
@@ -117,7 +119,7 @@ export class SchedulingResolver {
   ): Promise<AppointmentType> {
     const result = await createAppointments(ctx, providerReference, plain(input));
     if (result.kind !== 'single') throw new DomainError('INTERNAL', 'expected a single appointment');
-    return toAppointmentType(toAppointmentView(result.appointment, ctx.clock.now()));
+    return toAppointmentType(toAppointmentView(result.appointment, ctx.clock.now(), toParticipationNode));
   }
 
   @Mutation(() => AppointmentSeriesType, { description: 'Creates a series of appointments from series_data.' })
@@ -129,7 +131,7 @@ export class SchedulingResolver {
     const result = await createAppointments(ctx, providerReference, plain(input));
     if (result.kind !== 'series') throw new DomainError('INTERNAL', 'expected a series');
     const now = ctx.clock.now();
-    return { seriesId: result.seriesId, appointments: result.appointments.map((appointment) => toAppointmentType(toAppointmentView(appointment, now))) };
+    return { seriesId: result.seriesId, appointments: result.appointments.map((appointment) => toAppointmentType(toAppointmentView(appointment, now, toParticipationNode))) };
   }
 
   @Mutation(() => Int, { description: 'Deletes an appointment, or every appointment of a series, informing nobody; returns how many.' })
@@ -150,7 +152,7 @@ export class SchedulingResolver {
     @Arg('message', () => String, { nullable: true }) message: string | null,
   ): Promise<AppointmentType> {
     const appointment = await cancelAppointment(ctx, providerReference, { appointmentReference }, message ?? null);
-    return toAppointmentType(toAppointmentView(appointment, ctx.clock.now()));
+    return toAppointmentType(toAppointmentView(appointment, ctx.clock.now(), toParticipationNode));
   }
 
   @Mutation(() => CreateParticipationPayload, { description: 'Adds a customer to an appointment; an existing reference is updated unless onDuplicateRaise.' })
@@ -163,7 +165,7 @@ export class SchedulingResolver {
     @Arg('sendMails', () => Boolean, { defaultValue: true }) sendMails: boolean,
   ): Promise<CreateParticipationPayload> {
     const { participation, created } = await createParticipation(ctx, providerReference, plain(input), { ignoreCapacity, onDuplicateRaise, sendMails });
-    return { participation: toParticipationView(participation), created };
+    return { participation: toParticipationNode(participation), created };
   }
 
   @Mutation(() => ParticipationType, { description: 'Changes a participation’s state by the transition table.' })
@@ -175,7 +177,7 @@ export class SchedulingResolver {
     @Arg('message', () => String, { nullable: true }) message: string | null,
     @Arg('sendMails', () => Boolean, { defaultValue: true }) sendMails: boolean,
   ): Promise<ParticipationType> {
-    return toParticipationView(await updateParticipationState(ctx, providerReference, reference, { state, message }, sendMails));
+    return toParticipationNode(await updateParticipationState(ctx, providerReference, reference, { state, message }, sendMails));
   }
 
   @Query(() => CustomerType, { nullable: true, description: 'A customer by reference; null when unknown.' })
