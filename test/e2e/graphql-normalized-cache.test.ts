@@ -1,4 +1,4 @@
-import { ApolloClient, gql, HttpLink, InMemoryCache, type NormalizedCacheObject, split } from '@apollo/client/core/index.js';
+import { ApolloClient, HttpLink, InMemoryCache, type NormalizedCacheObject, split } from '@apollo/client/core/index.js';
 import { GraphQLWsLink } from '@apollo/client/link/subscriptions/index.js';
 import { getMainDefinition } from '@apollo/client/utilities/index.js';
 import { createClient } from 'graphql-ws';
@@ -8,6 +8,7 @@ import { liveChannel, TOPICS } from '../../services/kernel/jobs.js';
 import { setupBookable } from '../support/booking-fixtures.js';
 import { reserve, slotOf } from '../support/booking-flow.js';
 import { startTestApp, type TestApp } from '../support/harness.js';
+import { exampleOperation } from '../support/example-operations.js';
 import { PROBE_START, wsUrlOf } from '../support/live.js';
 
 /**
@@ -15,26 +16,9 @@ import { PROBE_START, wsUrlOf } from '../support/live.js';
  * Client's normalized InMemoryCache is updated by `capacityChanged` events
  * alone (same `Bookable` type and `id`), with no merge code and no refetch.
  */
-const LISTING = gql`
-  query Listing($ref: String!) {
-    upcomingBookables(ref: $ref) {
-      groups {
-        key
-        bookables { id start end kind capacity capacityLeft appointmentUuid timeslotUuid }
-      }
-    }
-  }
-`;
-
-const LIVE = gql`
-  subscription Live($refs: [String!]!) {
-    capacityChanged(refs: $refs) {
-      scope
-      resourceUuid
-      bookable { id kind capacity capacityLeft appointmentUuid timeslotUuid }
-    }
-  }
-`;
+// The live calendar of examples/operations, as a frontend would copy it.
+const LISTING = exampleOperation('live-calendar.graphql', 'LiveCalendarWeek');
+const LIVE = exampleOperation('live-calendar.graphql', 'CapacityChanges');
 
 interface ListedBookable {
   id: string;
