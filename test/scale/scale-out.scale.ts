@@ -25,7 +25,6 @@ import { isolatedDatabase } from '../support/isolated-database.js';
 import { CAPACITY_SUBSCRIPTION, subscribe, untilLive } from '../support/live.js';
 import { type MailFixture, setupMailProvider } from '../support/mail-fixtures.js';
 import { type Nginx, startNginx } from '../support/nginx.js';
-import { freePort } from '../support/redis-process.js';
 import { enc } from '../support/offerings-fixtures.js';
 import { startSmtpSink, type SmtpSink } from '../support/smtp-sink.js';
 
@@ -118,8 +117,9 @@ describe('scale-out: 3 gateways and 2 workers behind nginx', () => {
     await runNode(['scripts/build.mjs', '--if-stale']);
     database = await isolatedDatabase('scale');
     sink = await startSmtpSink();
-    const ports = await Promise.all([freePort(), freePort(), freePort()]);
-    nginx = await startNginx(ports);
+    // nginx first (its URL is the gateways' PUBLIC_BASE_URL); the gateways bind ports of their own choosing (PORT=0)
+    // and nginx is pointed at them once they listen, so no port is picked free and taken by another socket meanwhile.
+    nginx = await startNginx();
     const env = {
       DATABASE_URL: database.url,
       REDIS_URL: TEST_REDIS_URL,
@@ -138,8 +138,8 @@ describe('scale-out: 3 gateways and 2 workers behind nginx', () => {
     };
     // All five start at once on a database that does not exist yet: one creates it, one migrates, the others wait.
     const started = await Promise.all([
-      ...ports.map((port, i) =>
-        startService(`gateway ${i + 1}`, 'dist/schema/gateway.js', { ...env, PORT: String(port) }, (line) => (line.msg === 'gateway listening' ? line.port : undefined)),
+      ...[1, 2, 3].map((i) =>
+        startService(`gateway ${i}`, 'dist/schema/gateway.js', { ...env, PORT: '0' }, (line) => (line.msg === 'gateway listening' ? line.port : undefined)),
       ),
       ...[1, 2].map((i) =>
         startService(`worker ${i}`, 'dist/worker/main.js', { ...env, WORKER_HEALTH_PORT: '0' }, (line) => (line.msg === 'worker health listening' ? line.port : undefined)),
@@ -147,6 +147,7 @@ describe('scale-out: 3 gateways and 2 workers behind nginx', () => {
     ]);
     gateways.push(...started.slice(0, 3));
     workers.push(...started.slice(3));
+    await nginx.setUpstreams(gateways.map((g) => g.port));
     startedAt = Date.now();
     orm = await initOrm(database.url, {}, undefined, { migrate: false, createIfMissing: false });
     redis = new Redis(TEST_REDIS_URL);

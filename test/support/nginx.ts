@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { chmodSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { freePort } from './redis-process.js';
@@ -10,6 +10,8 @@ export interface Nginx {
   url: string;
   /** nginx's error log so far (for failure messages). */
   errors(): string;
+  /** Points the upstream at `ports` (a reload, as `nginx -s reload`) and resolves once nginx proxies to them. */
+  setUpstreams(ports: number[]): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -27,7 +29,7 @@ export function nginxBinary(): string | undefined {
  * round-robin over `upstreamPorts`, passing WebSocket upgrades through, as a
  * load balancer in front of N gateways would.
  */
-export async function startNginx(upstreamPorts: number[]): Promise<Nginx> {
+export async function startNginx(upstreamPorts: number[] = []): Promise<Nginx> {
   const binary = nginxBinary();
   if (!binary) throw new Error('nginx is not installed: apt-get install -y nginx (Debian)');
   const dir = mkdtempSync(join(tmpdir(), 'booking-nginx-'));
@@ -36,7 +38,8 @@ export async function startNginx(upstreamPorts: number[]): Promise<Nginx> {
   chmodSync(dir, 0o777);
   for (const sub of ['client_body', 'proxy', 'fastcgi', 'uwsgi', 'scgi']) chmodSync(join(dir, sub), 0o777);
   const port = await freePort();
-  writeFileSync(
+  const configure = (ports: number[]) =>
+    writeFileSync(
     join(dir, 'nginx.conf'),
     `worker_processes 1;
 pid ${dir}/nginx.pid;
@@ -51,7 +54,7 @@ http {
   scgi_temp_path ${dir}/scgi;
   map $http_upgrade $connection_upgrade { default upgrade; '' close; }
   upstream gateways {
-${upstreamPorts.map((p) => `    server 127.0.0.1:${p} max_fails=1 fail_timeout=5s;`).join('\n')}
+${ports.length ? ports.map((p) => `    server 127.0.0.1:${p} max_fails=1 fail_timeout=5s;`).join('\n') : '    server 127.0.0.1:9 down;'}
   }
   server {
     listen 127.0.0.1:${port};
@@ -69,6 +72,7 @@ ${upstreamPorts.map((p) => `    server 127.0.0.1:${p} max_fails=1 fail_timeout=5
 }
 `,
   );
+  configure(upstreamPorts);
   const server = await startServerProcess({
     name: 'nginx',
     binary,
@@ -79,5 +83,27 @@ ${upstreamPorts.map((p) => `    server 127.0.0.1:${p} max_fails=1 fail_timeout=5
     // SIGQUIT: graceful stop of the master and its worker.
     stopSignal: 'SIGQUIT',
   });
-  return { port, url: `http://127.0.0.1:${port}`, errors: server.output, stop: server.stop };
+  const url = `http://127.0.0.1:${port}`;
+  return {
+    port,
+    url,
+    errors: server.output,
+    stop: server.stop,
+    async setUpstreams(ports) {
+      configure(ports);
+      process.kill(Number(readFileSync(join(dir, 'nginx.pid'), 'utf8').trim()), 'SIGHUP');
+      // New workers take the new upstream; old ones finish. Round robin: as many answers in a row as gateways reach each once.
+      const until = Date.now() + 10_000;
+      for (let inARow = 0; inARow < ports.length; ) {
+        if (Date.now() > until) throw new Error(`nginx did not proxy to ${ports.join(', ')} after reload: ${server.output()}`);
+        const res = await fetch(`${url}/livez`).catch(() => undefined);
+        await res?.body?.cancel();
+        if (res?.ok) inARow++;
+        else {
+          inARow = 0;
+          await new Promise((resolve) => setTimeout(resolve, 50));
+        }
+      }
+    },
+  };
 }
