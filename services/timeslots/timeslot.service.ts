@@ -87,7 +87,6 @@ export async function createTimeslots(ctx: Context, providerReference: string, r
   });
 }
 
-/** Timeslots of a resource that overlap [from, to), with the appointments already made from them. */
 /** Timeslots a page of `listTimeslots` holds at most. */
 export const TIMESLOT_PAGE_MAX = 200;
 
@@ -106,7 +105,7 @@ export interface TimeslotWithAppointments {
 
 /**
  * A resource's timeslots overlapping [from, to), by start, each with the
- * appointments made from it: all of them, or with `page` one page of them
+ * appointments already made from it: all of them, or with `page` one page of them
  * (`first` 1..TIMESLOT_PAGE_MAX).
  */
 export async function listTimeslots(ctx: Context, providerReference: string, resourceReference: string, range: { from?: string; to?: string }): Promise<TimeslotWithAppointments[]>;
@@ -137,10 +136,7 @@ export async function listTimeslots(
   const found = await keysetPage(ctx.em.createQueryBuilder(Timeslot, TIMESLOT_KEYSET.alias).where(where), TIMESLOT_KEYSET, page, (ids) =>
     ctx.em.find(Timeslot, { id: { $in: ids } }, { populate: ['resource'] }),
   );
-  const withThem = await withAppointments(
-    ctx,
-    found.edges.map((edge) => edge.node),
-  );
+  const withThem = await withAppointments(ctx, found.edges.map((edge) => edge.node));
   return { ...found, edges: found.edges.map((edge, i) => ({ cursor: edge.cursor, node: withThem[i]! })) };
 }
 
