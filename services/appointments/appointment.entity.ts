@@ -28,6 +28,7 @@ export interface Price {
 @Unique({ properties: ['crm', 'reference'] })
 @Unique({ name: 'appointment_timeslot_start_unique', properties: ['timeslot', 'start'] })
 @Index({ properties: ['resource', 'start'] })
+@Index({ properties: ['provider', 'start', 'reference'] })
 @Index({ properties: ['seriesId'] })
 @Check({ name: 'appointment_period_check', expression: '"end" > "start"' })
 @Check({ name: 'appointment_capacity_check', expression: 'capacity >= 0' })

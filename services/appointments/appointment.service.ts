@@ -1,9 +1,11 @@
+import type { FilterQuery } from '@mikro-orm/core';
 import { z } from 'zod';
 import { resolveContact } from '../contact-profiles/contact-assignment.js';
 import { locationInput } from '../kernel/address-input.js';
 import { type Context, inTransaction, requireCrm } from '../kernel/context.js';
 import { DomainError, validationError } from '../kernel/errors.js';
 import { newId } from '../kernel/ids.js';
+import { type Keyset, keysetPage, type Page, type PageRequest, pageSize } from '../kernel/pagination.js';
 import { flexibleBoolean, optionalText, parseInput, requiredText } from '../kernel/validation.js';
 import { parseDateTimeInput } from '../kernel/wall-clock.js';
 import { Product } from '../products/product.entity.js';
@@ -158,19 +160,48 @@ export interface AppointmentFilter {
   productRef?: string;
   resourceRef?: string;
   includeArchived: boolean;
+  /** Only appointments starting in [from, to). */
+  from?: Date;
+  to?: Date;
 }
 
-/** A provider's appointments (active and cancelled), oldest first, filtered by product and resource reference. */
-export async function listAppointments(ctx: Context, providerReference: string, filter: AppointmentFilter): Promise<Appointment[]> {
+/** Appointments a page of `listAppointments` holds at most. */
+export const APPOINTMENT_PAGE_MAX = 200;
+
+const APPOINTMENT_KEYSET: Keyset = {
+  list: 'appointments',
+  alias: 'a',
+  at: { property: 'start', column: 'start' },
+  // Unique per provider: (crm, reference) is unique and a provider belongs to one CRM.
+  tie: { property: 'reference', column: 'reference' },
+  order: 'asc',
+};
+
+/**
+ * A provider's appointments (active and cancelled), oldest first (ties by
+ * reference), filtered by product and resource reference: all of them, or
+ * with `page` one page of them (`first` 1..APPOINTMENT_PAGE_MAX).
+ */
+export async function listAppointments(ctx: Context, providerReference: string, filter: AppointmentFilter): Promise<Appointment[]>;
+export async function listAppointments(ctx: Context, providerReference: string, filter: AppointmentFilter, page: PageRequest): Promise<Page<Appointment>>;
+export async function listAppointments(
+  ctx: Context,
+  providerReference: string,
+  filter: AppointmentFilter,
+  page?: PageRequest,
+): Promise<Appointment[] | Page<Appointment>> {
+  if (page) pageSize(page.first, APPOINTMENT_PAGE_MAX);
+  if (filter.from && filter.to && filter.to <= filter.from) throw validationError('to must be after from');
   const provider = await getProvider(ctx, providerReference);
-  return ctx.em.find(
-    Appointment,
-    {
-      provider,
-      ...(filter.includeArchived ? {} : { archived: false }),
-      ...(filter.productRef ? { product: { reference: filter.productRef } } : {}),
-      ...(filter.resourceRef ? { resource: { reference: filter.resourceRef } } : {}),
-    },
-    { populate: APPOINTMENT_VIEW_POPULATE, orderBy: { start: 'asc', reference: 'asc' } },
+  const where: FilterQuery<Appointment> = {
+    provider,
+    ...(filter.includeArchived ? {} : { archived: false }),
+    ...(filter.productRef ? { product: { reference: filter.productRef } } : {}),
+    ...(filter.resourceRef ? { resource: { reference: filter.resourceRef } } : {}),
+    ...(filter.from || filter.to ? { start: { ...(filter.from ? { $gte: filter.from } : {}), ...(filter.to ? { $lt: filter.to } : {}) } } : {}),
+  };
+  if (!page) return ctx.em.find(Appointment, where, { populate: APPOINTMENT_VIEW_POPULATE, orderBy: { start: 'asc', reference: 'asc' } });
+  return keysetPage(ctx.em.createQueryBuilder(Appointment, APPOINTMENT_KEYSET.alias).where(where), APPOINTMENT_KEYSET, page, (ids) =>
+    ctx.em.find(Appointment, { id: { $in: ids } }, { populate: APPOINTMENT_VIEW_POPULATE }),
   );
 }

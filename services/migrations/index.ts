@@ -5,6 +5,7 @@ import { Migration20261121215956_MailDelivery as M1 } from './Migration202611212
 import { Migration20261122230000_BookingWritePath as M2 } from './Migration20261122230000_BookingWritePath.js';
 import { Migration20261123013000_Webhooks as M3 } from './Migration20261123013000_Webhooks.js';
 import { Migration20261123020000_Hardening as M4 } from './Migration20261123020000_Hardening.js';
+import { Migration20261123050000_ListPages as M5 } from './Migration20261123050000_ListPages.js';
 
 export const MIGRATIONS: MigrationObject[] = [
   { name: 'Migration20261121215704_Initial', class: M0 },
@@ -12,4 +13,5 @@ export const MIGRATIONS: MigrationObject[] = [
   { name: 'Migration20261122230000_BookingWritePath', class: M2 },
   { name: 'Migration20261123013000_Webhooks', class: M3 },
   { name: 'Migration20261123020000_Hardening', class: M4 },
+  { name: 'Migration20261123050000_ListPages', class: M5 },
 ];

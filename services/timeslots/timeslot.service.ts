@@ -1,3 +1,4 @@
+import type { FilterQuery } from '@mikro-orm/core';
 import { z } from 'zod';
 import { Appointment } from '../appointments/appointment.entity.js';
 import { APPOINTMENT_VIEW_POPULATE } from '../appointments/appointment.view.js';
@@ -5,6 +6,7 @@ import { locationInput } from '../kernel/address-input.js';
 import { type Context, inTransaction, requireCrm } from '../kernel/context.js';
 import { DomainError, notFound, validationError } from '../kernel/errors.js';
 import { newId } from '../kernel/ids.js';
+import { type Keyset, keysetPage, type Page, type PageRequest, pageSize } from '../kernel/pagination.js';
 import { flexibleBoolean, parseInput, requiredText } from '../kernel/validation.js';
 import { parseDateTimeInput } from '../kernel/wall-clock.js';
 import type { Provider } from '../providers/provider.entity.js';
@@ -85,8 +87,43 @@ export async function createTimeslots(ctx: Context, providerReference: string, r
   });
 }
 
-/** Timeslots of a resource that overlap [from, to), with the appointments already made from them. */
-export async function listTimeslots(ctx: Context, providerReference: string, resourceReference: string, range: { from?: string; to?: string }) {
+/** Timeslots a page of `listTimeslots` holds at most. */
+export const TIMESLOT_PAGE_MAX = 200;
+
+const TIMESLOT_KEYSET: Keyset = {
+  list: 'timeslots',
+  alias: 't',
+  at: { property: 'start', column: 'start' },
+  tie: { property: 'id', column: 'id', uuid: true },
+  order: 'asc',
+};
+
+export interface TimeslotWithAppointments {
+  timeslot: Timeslot;
+  appointments: Appointment[];
+}
+
+/**
+ * A resource's timeslots overlapping [from, to), by start, each with the
+ * appointments already made from it: all of them, or with `page` one page of them
+ * (`first` 1..TIMESLOT_PAGE_MAX).
+ */
+export async function listTimeslots(ctx: Context, providerReference: string, resourceReference: string, range: { from?: string; to?: string }): Promise<TimeslotWithAppointments[]>;
+export async function listTimeslots(
+  ctx: Context,
+  providerReference: string,
+  resourceReference: string,
+  range: { from?: string; to?: string },
+  page: PageRequest,
+): Promise<Page<TimeslotWithAppointments>>;
+export async function listTimeslots(
+  ctx: Context,
+  providerReference: string,
+  resourceReference: string,
+  range: { from?: string; to?: string },
+  page?: PageRequest,
+): Promise<TimeslotWithAppointments[] | Page<TimeslotWithAppointments>> {
+  if (page) pageSize(page.first, TIMESLOT_PAGE_MAX);
   const provider = await getProvider(ctx, providerReference);
   if (!range.from) throw validationError('query parameter from is required');
   if (!range.to) throw validationError('query parameter to is required');
@@ -94,7 +131,16 @@ export async function listTimeslots(ctx: Context, providerReference: string, res
   const to = parseDateTimeInput(range.to, provider.timeZone, 'to');
   if (to <= from) throw validationError('to must be after from');
   const resource = await getResourceOf(ctx, provider, resourceReference);
-  const timeslots = await ctx.em.find(Timeslot, { resource, start: { $lt: to }, end: { $gt: from } }, { orderBy: { start: 'asc' }, populate: ['resource'] });
+  const where: FilterQuery<Timeslot> = { resource, start: { $lt: to }, end: { $gt: from } };
+  if (!page) return withAppointments(ctx, await ctx.em.find(Timeslot, where, { orderBy: { start: 'asc' }, populate: ['resource'] }));
+  const found = await keysetPage(ctx.em.createQueryBuilder(Timeslot, TIMESLOT_KEYSET.alias).where(where), TIMESLOT_KEYSET, page, (ids) =>
+    ctx.em.find(Timeslot, { id: { $in: ids } }, { populate: ['resource'] }),
+  );
+  const withThem = await withAppointments(ctx, found.edges.map((edge) => edge.node));
+  return { ...found, edges: found.edges.map((edge, i) => ({ cursor: edge.cursor, node: withThem[i]! })) };
+}
+
+async function withAppointments(ctx: Context, timeslots: Timeslot[]): Promise<TimeslotWithAppointments[]> {
   const appointments = timeslots.length
     ? await ctx.em.find(Appointment, { timeslot: { $in: timeslots } }, { populate: APPOINTMENT_VIEW_POPULATE, orderBy: { start: 'asc' } })
     : [];

@@ -4,6 +4,7 @@ import { z } from 'zod';
 import { type Context, requireCrm } from '../kernel/context.js';
 import { notFound, validationError } from '../kernel/errors.js';
 import { isUuid } from '../kernel/ids.js';
+import { type Keyset, keysetPage, type Page, type PageRequest, pageSize } from '../kernel/pagination.js';
 import { optionalText, parseInput } from '../kernel/validation.js';
 import { WEBHOOK_EVENT_TYPES, type WebhookEventType } from './webhook-events.js';
 import { type WebhookAttempt, Webhook, WebhookDelivery, type WebhookDeliveryStatus } from './webhook.entity.js';
@@ -94,10 +95,28 @@ export async function deleteWebhook(ctx: Context, webhookId: string): Promise<vo
   await ctx.em.removeAndFlush(webhook);
 }
 
-/** The latest deliveries of one of the CRM's webhooks, newest first, with every attempt. */
-export async function listDeliveries(ctx: Context, webhookId: string): Promise<WebhookDelivery[]> {
+const DELIVERY_KEYSET: Keyset = {
+  list: 'webhookDeliveries',
+  alias: 'd',
+  at: { property: 'createdAt', column: 'created_at' },
+  tie: { property: 'id', column: 'id', uuid: true },
+  order: 'desc',
+};
+
+/**
+ * The deliveries of one of the CRM's webhooks, newest first, with every
+ * attempt: the latest DELIVERY_LIST_MAX, or with `page` one page of all of
+ * them (`first` 1..DELIVERY_LIST_MAX).
+ */
+export async function listDeliveries(ctx: Context, webhookId: string): Promise<WebhookDelivery[]>;
+export async function listDeliveries(ctx: Context, webhookId: string, page: PageRequest): Promise<Page<WebhookDelivery>>;
+export async function listDeliveries(ctx: Context, webhookId: string, page?: PageRequest): Promise<WebhookDelivery[] | Page<WebhookDelivery>> {
+  if (page) pageSize(page.first, DELIVERY_LIST_MAX);
   const webhook = await getWebhook(ctx, webhookId);
-  return ctx.em.find(WebhookDelivery, { webhook }, { orderBy: { createdAt: 'desc', id: 'desc' }, limit: DELIVERY_LIST_MAX });
+  if (!page) return ctx.em.find(WebhookDelivery, { webhook }, { orderBy: { createdAt: 'desc', id: 'desc' }, limit: DELIVERY_LIST_MAX });
+  return keysetPage(ctx.em.createQueryBuilder(WebhookDelivery, DELIVERY_KEYSET.alias).where({ webhook }), DELIVERY_KEYSET, page, (ids) =>
+    ctx.em.find(WebhookDelivery, { id: { $in: ids } }),
+  );
 }
 
 /** A webhook of the calling CRM; another CRM's, or an id that is no UUID, is 404 as if unknown. */

@@ -114,11 +114,11 @@ describe('scheduling: GraphQL', () => {
         expect(error?.code).toBe('VALIDATION_FAILED');
         expect(error?.message).toMatch(/^timeslots\[1\]\./);
       }
-      const { data } = await gql(`query($p: String!, $r: String!) { timeslots(providerReference: $p, resourceReference: $r, from: "2027-01-01T00:00", to: "2028-01-01T00:00") { reference } }`, {
+      const { data } = await gql(`query($p: String!, $r: String!) { timeslots(providerReference: $p, resourceReference: $r, from: "2027-01-01T00:00", to: "2028-01-01T00:00") { nodes { reference } } }`, {
         p: f.providerRef,
         r: resourceRef,
       });
-      expect(data.timeslots).toEqual([]);
+      expect(data.timeslots.nodes).toEqual([]);
     });
 
     it('timeslots query: the range with appointment data; from and to are required; update and delete', async () => {
@@ -126,16 +126,16 @@ describe('scheduling: GraphQL', () => {
       const input = timeslotInput({ resourceReference: resourceRef });
       const [created] = (await gql(CREATE_TIMESLOTS, { p: f.providerRef, t: [input] })).data.createTimeslots;
       const booked = await reserveTimeslotSlot(f, resourceRef, created.uuid, '2027-03-01T07:30:00.000Z', '2027-03-01T08:00:00.000Z');
-      const QUERY = `query($p: String!, $r: String!, $from: String!, $to: String!) { timeslots(providerReference: $p, resourceReference: $r, from: $from, to: $to) { ${TIMESLOT} appointments { ${APPOINTMENT} } } }`;
+      const QUERY = `query($p: String!, $r: String!, $from: String!, $to: String!) { timeslots(providerReference: $p, resourceReference: $r, from: $from, to: $to) { nodes { ${TIMESLOT} appointments { ${APPOINTMENT} } } } }`;
       const { data } = await gql(QUERY, { p: f.providerRef, r: resourceRef, from: '2027-03-01T00:00', to: '2027-03-02T00:00' });
-      expect(data.timeslots).toHaveLength(1);
-      expect(data.timeslots[0].appointments).toEqual([
+      expect(data.timeslots.nodes).toHaveLength(1);
+      expect(data.timeslots.nodes[0].appointments).toEqual([
         expect.objectContaining({ reference: booked.reference, start: '2027-03-01T07:30:00.000Z', capacity: 2, address: { __typename: 'Address', ...RESOURCE_ADDRESS } }),
       ]);
       expect((await gql(QUERY, { p: f.providerRef, r: resourceRef, from: '', to: '2027-03-02T00:00' })).error).toEqual({ code: 'VALIDATION_FAILED', message: 'query parameter from is required' });
       expect((await gql(QUERY, { p: f.providerRef, r: resourceRef, from: '2027-03-01T00:00', to: '' })).error?.code).toBe('VALIDATION_FAILED');
       // Leaving an argument out is a GraphQL validation error (HTTP 400), before any resolver runs.
-      const missingTo = await f.api.graphql(`query { timeslots(providerReference: "x", resourceReference: "y", from: "2027-03-01T00:00") { reference } }`);
+      const missingTo = await f.api.graphql(`query { timeslots(providerReference: "x", resourceReference: "y", from: "2027-03-01T00:00") { nodes { reference } } }`);
       expect(missingTo.status).toBe(400);
       expect(missingTo.body.errors?.[0]?.extensions?.code).toBe('GRAPHQL_VALIDATION_FAILED');
 
@@ -240,15 +240,15 @@ describe('scheduling: GraphQL', () => {
       const a = await make(g.resourceRef, '2027-04-01T10:00');
       const b = await make(otherResource, '2027-04-02T10:00');
       const QUERY = `query($p: String!, $product: String, $resource: String, $archived: Boolean) {
-        appointments(providerReference: $p, productRef: $product, resourceRef: $resource, includeArchived: $archived) { reference archived state } }`;
-      expect((await gql(QUERY, { p: g.providerRef }, g)).data.appointments.map((x: { reference: string }) => x.reference)).toEqual([a, b]);
-      expect((await gql(QUERY, { p: g.providerRef, resource: otherResource }, g)).data.appointments.map((x: { reference: string }) => x.reference)).toEqual([b]);
-      expect((await gql(QUERY, { p: g.providerRef, product: g.productRef }, g)).data.appointments).toHaveLength(2);
-      expect((await gql(QUERY, { p: g.providerRef, product: 'other' }, g)).data.appointments).toEqual([]);
+        appointments(providerReference: $p, productRef: $product, resourceRef: $resource, includeArchived: $archived) { nodes { reference archived state } } }`;
+      expect((await gql(QUERY, { p: g.providerRef }, g)).data.appointments.nodes.map((x: { reference: string }) => x.reference)).toEqual([a, b]);
+      expect((await gql(QUERY, { p: g.providerRef, resource: otherResource }, g)).data.appointments.nodes.map((x: { reference: string }) => x.reference)).toEqual([b]);
+      expect((await gql(QUERY, { p: g.providerRef, product: g.productRef }, g)).data.appointments.nodes).toHaveLength(2);
+      expect((await gql(QUERY, { p: g.providerRef, product: 'other' }, g)).data.appointments.nodes).toEqual([]);
       const DELETE_RESOURCE = `mutation($p: String!, $r: String!) { deleteResource(providerReference: $p, reference: $r, ignoreFutureAppointments: true) }`;
       expect((await gql(DELETE_RESOURCE, { p: g.providerRef, r: otherResource }, g)).data.deleteResource).toBe(true);
-      expect((await gql(QUERY, { p: g.providerRef }, g)).data.appointments.map((x: { reference: string }) => x.reference)).toEqual([a]);
-      expect((await gql(QUERY, { p: g.providerRef, archived: true }, g)).data.appointments).toEqual([
+      expect((await gql(QUERY, { p: g.providerRef }, g)).data.appointments.nodes.map((x: { reference: string }) => x.reference)).toEqual([a]);
+      expect((await gql(QUERY, { p: g.providerRef, archived: true }, g)).data.appointments.nodes).toEqual([
         { reference: a, archived: false, state: 'ACTIVE' },
         { reference: b, archived: true, state: 'CANCELLED' },
       ]);
@@ -424,8 +424,8 @@ describe('scheduling: GraphQL', () => {
     const other = await app.newCrm();
     const client = apiClient(app.baseUrl, other.key);
     const operations: [string, Record<string, unknown>][] = [
-      [`query($p: String!) { appointments(providerReference: $p) { reference } }`, { p: f.providerRef }],
-      [`query($p: String!, $r: String!) { timeslots(providerReference: $p, resourceReference: $r, from: "2027-01-01T00:00", to: "2027-02-01T00:00") { reference } }`, { p: f.providerRef, r: f.resourceRef }],
+      [`query($p: String!) { appointments(providerReference: $p) { nodes { reference } } }`, { p: f.providerRef }],
+      [`query($p: String!, $r: String!) { timeslots(providerReference: $p, resourceReference: $r, from: "2027-01-01T00:00", to: "2027-02-01T00:00") { nodes { reference } } }`, { p: f.providerRef, r: f.resourceRef }],
       [`query($p: String!) { customer(providerReference: $p, reference: "x") { userName } }`, { p: f.providerRef }],
       [CREATE_APPOINTMENT, { p: f.providerRef, i: appointmentInput() }],
       [CREATE_TIMESLOTS, { p: f.providerRef, t: [timeslotInput()] }],
@@ -435,7 +435,7 @@ describe('scheduling: GraphQL', () => {
       expect(res.body.errors?.[0]?.extensions?.code).toBe('NOT_FOUND');
     }
     // Without a key nothing is answered.
-    const anonymous = await app.anonymous.graphql(`query($p: String!) { appointments(providerReference: $p) { reference } }`, { p: f.providerRef });
+    const anonymous = await app.anonymous.graphql(`query($p: String!) { appointments(providerReference: $p) { nodes { reference } } }`, { p: f.providerRef });
     expect(anonymous.body.errors?.[0]?.extensions?.code).toBe('UNAUTHENTICATED');
   });
 });

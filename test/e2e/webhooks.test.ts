@@ -238,12 +238,12 @@ describe('webhooks for CRMs', () => {
     expect((await f.api.delete(`${f.base}/appointments`, { appointmentReference: appointment.reference })).status).toBe(200);
     await eventually(async () => (await deliveries(f.api, f.crmId, hook.id))[0]?.status === 'SUCCEEDED');
 
-    const query = `query ($id: String!) { webhooks { id url events } webhookDeliveries(webhookId: $id) { id type status eventId body attempts { statusCode error durationMs at } } }`;
+    const query = `query ($id: String!) { webhooks { id url events } webhookDeliveries(webhookId: $id) { nodes { id type status eventId body attempts { statusCode error durationMs at } } } }`;
     const res = await f.api.graphql(query, { id: hook.id });
     expect(res.body.errors).toBeUndefined();
     // GraphQL spells event types as the subscription's changes (enum WebhookEventType).
     expect(res.body.data.webhooks).toEqual([{ id: hook.id, url: endpoint.url, events: ['APPOINTMENT_CANCELLED'] }]);
-    expect(res.body.data.webhookDeliveries).toMatchObject([{ type: 'APPOINTMENT_CANCELLED', status: 'SUCCEEDED', attempts: [{ statusCode: 200, error: null }] }]);
+    expect(res.body.data.webhookDeliveries.nodes).toMatchObject([{ type: 'APPOINTMENT_CANCELLED', status: 'SUCCEEDED', attempts: [{ statusCode: 200, error: null }] }]);
 
     const other = await app.newCrm();
     const foreign = await other.api.graphql(query, { id: hook.id });

@@ -1,16 +1,20 @@
+import { GraphQLDateTime } from 'graphql-scalars';
 import { Arg, Ctx, Int, Mutation, Query, Resolver } from 'type-graphql';
 import { cancelAppointment, deleteAppointmentsSilently } from '../../../services/appointments/appointment-cancel.service.js';
-import { createAppointments, listAppointments } from '../../../services/appointments/appointment.service.js';
+import { APPOINTMENT_PAGE_MAX, createAppointments, listAppointments } from '../../../services/appointments/appointment.service.js';
 import { type AppointmentView, toAppointmentView } from '../../../services/appointments/appointment.view.js';
 import { createCustomer, deleteCustomer, getCustomer, toCustomerView, updateCustomer } from '../../../services/customers/customer.service.js';
 import type { toLocationView } from '../../../services/kernel/address-input.js';
 import type { Context } from '../../../services/kernel/context.js';
 import { DomainError } from '../../../services/kernel/errors.js';
+import { PAGE_SIZE_DEFAULT } from '../../../services/kernel/pagination.js';
 import { createParticipation, type ParticipationView, toParticipationNode, updateParticipationState } from '../../../services/participations/participation.service.js';
-import { createTimeslots, deleteTimeslot, listTimeslots, updateTimeslot } from '../../../services/timeslots/timeslot.service.js';
+import { createTimeslots, deleteTimeslot, listTimeslots, TIMESLOT_PAGE_MAX, updateTimeslot } from '../../../services/timeslots/timeslot.service.js';
 import { type TimeslotView, toTimeslotView } from '../../../services/timeslots/timeslot.view.js';
+import { toConnection } from '../connection.js';
 import { plain } from '../plain.js';
 import {
+  AppointmentConnection,
   AppointmentInput,
   AppointmentSeriesInput,
   AppointmentSeriesType,
@@ -23,6 +27,7 @@ import {
   type LocationValue,
   ParticipationInput,
   ParticipationType,
+  TimeslotConnection,
   TimeslotInput,
   TimeslotType,
   TimeslotUpdateInput,
@@ -51,17 +56,19 @@ const toTimeslotType = (view: TimeslotView<ParticipationNodeView>): TimeslotType
 /** Timeslots, appointments and series, participations and customers; every operation needs the CRM key. */
 @Resolver()
 export class SchedulingResolver {
-  @Query(() => [TimeslotType], { description: 'A resource’s timeslots overlapping [from, to), with the appointments made from them.' })
+  @Query(() => TimeslotConnection, { description: 'A page of a resource’s timeslots overlapping [from, to), by start, with the appointments made from them.' })
   async timeslots(
     @Ctx() ctx: Context,
     @Arg('providerReference', () => String) providerReference: string,
     @Arg('resourceReference', () => String) resourceReference: string,
     @Arg('from', () => String, { description: 'ISO 8601; without offset in the provider’s time zone' }) from: string,
     @Arg('to', () => String) to: string,
-  ): Promise<TimeslotType[]> {
-    const found = await listTimeslots(ctx, providerReference, resourceReference, { from, to });
+    @Arg('first', () => Int, { defaultValue: PAGE_SIZE_DEFAULT, description: `1..${TIMESLOT_PAGE_MAX}` }) first: number,
+    @Arg('after', () => String, { nullable: true, description: 'endCursor of the previous page' }) after: string | null,
+  ): Promise<TimeslotConnection> {
+    const found = await listTimeslots(ctx, providerReference, resourceReference, { from, to }, { first, after });
     const now = ctx.clock.now();
-    return found.map(({ timeslot, appointments }) => toTimeslotType(toTimeslotView(timeslot, appointments, now, toParticipationNode)));
+    return toConnection(found, ({ timeslot, appointments }) => toTimeslotType(toTimeslotView(timeslot, appointments, now, toParticipationNode)));
   }
 
   @Mutation(() => [TimeslotType], { description: 'Creates a batch of timeslots, all or none.' })
@@ -94,21 +101,26 @@ export class SchedulingResolver {
     return true;
   }
 
-  @Query(() => [AppointmentType], { description: 'The provider’s appointments (active and cancelled), oldest first.' })
+  @Query(() => AppointmentConnection, { description: 'A page of the provider’s appointments (active and cancelled), oldest start first (ties by reference).' })
   async appointments(
     @Ctx() ctx: Context,
     @Arg('providerReference', () => String) providerReference: string,
     @Arg('productRef', () => String, { nullable: true }) productRef: string | null,
     @Arg('resourceRef', () => String, { nullable: true }) resourceRef: string | null,
     @Arg('includeArchived', () => Boolean, { defaultValue: false }) includeArchived: boolean,
-  ): Promise<AppointmentType[]> {
-    const found = await listAppointments(ctx, providerReference, {
-      productRef: productRef || undefined,
-      resourceRef: resourceRef || undefined,
-      includeArchived,
-    });
+    @Arg('from', () => GraphQLDateTime, { nullable: true, description: 'Only appointments starting at or after this instant' }) from: Date | null,
+    @Arg('to', () => GraphQLDateTime, { nullable: true, description: 'Only appointments starting before this instant' }) to: Date | null,
+    @Arg('first', () => Int, { defaultValue: PAGE_SIZE_DEFAULT, description: `1..${APPOINTMENT_PAGE_MAX}` }) first: number,
+    @Arg('after', () => String, { nullable: true, description: 'endCursor of the previous page' }) after: string | null,
+  ): Promise<AppointmentConnection> {
+    const found = await listAppointments(
+      ctx,
+      providerReference,
+      { productRef: productRef || undefined, resourceRef: resourceRef || undefined, includeArchived, from: from ?? undefined, to: to ?? undefined },
+      { first, after },
+    );
     const now = ctx.clock.now();
-    return found.map((appointment) => toAppointmentType(toAppointmentView(appointment, now, toParticipationNode)));
+    return toConnection(found, (appointment) => toAppointmentType(toAppointmentView(appointment, now, toParticipationNode)));
   }
 
   @Mutation(() => AppointmentType, { description: 'Creates a single appointment.' })

@@ -1,5 +1,6 @@
 import { GraphQLDateTime, GraphQLJSON } from 'graphql-scalars';
 import { createUnionType, Field, Float, ID, InputType, Int, ObjectType } from 'type-graphql';
+import { Connection } from '../connection.js';
 import { AddressType } from '../setup/setup.types.js';
 
 const DATE_TIME_INPUT = 'ISO 8601; without offset (2027-03-01T08:00) it is wall-clock time in the provider’s time zone';
@@ -235,3 +236,9 @@ export class CreateCustomerPayload {
   @Field(() => Boolean, { description: 'true when created (REST 201); false when the reference existed (REST 200, unchanged)' })
   created!: boolean;
 }
+
+@ObjectType('AppointmentConnection', { description: 'A page of appointments, oldest start first.' })
+export class AppointmentConnection extends Connection(AppointmentType, 'Appointment') {}
+
+@ObjectType('TimeslotConnection', { description: 'A page of timeslots, by start.' })
+export class TimeslotConnection extends Connection(TimeslotType, 'Timeslot') {}

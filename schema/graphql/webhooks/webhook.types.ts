@@ -1,5 +1,6 @@
 import { GraphQLDateTime } from 'graphql-scalars';
 import { Field, ID, Int, ObjectType, registerEnumType } from 'type-graphql';
+import { Connection } from '../connection.js';
 import { WEBHOOK_EVENT_OF_CHANGE, type WebhookEventType } from '../../../services/webhooks/webhook-events.js';
 import { WEBHOOK_DELIVERY_STATUSES, type WebhookDeliveryStatus } from '../../../services/webhooks/webhook.entity.js';
 
@@ -43,3 +44,6 @@ export class WebhookDeliveryType {
   @Field(() => GraphQLDateTime, { nullable: true }) deliveredAt!: string | null;
   @Field(() => String, { description: 'The JSON body exactly as sent and signed' }) body!: string;
 }
+
+@ObjectType('WebhookDeliveryConnection', { description: 'A page of deliveries, newest first.' })
+export class WebhookDeliveryConnection extends Connection(WebhookDeliveryType, 'WebhookDelivery') {}
