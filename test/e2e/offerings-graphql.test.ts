@@ -147,7 +147,7 @@ describe('offerings: GraphQL', () => {
     it('saveGeneralContactProfile and generalContactProfile', async () => {
       const missing = await api.graphql(`query ($u: String!) { generalContactProfile(userReference: $u) { name } }`, { u: fixture.ownerRef });
       expect(codeOf(missing)).toBe('NOT_FOUND');
-      const input = { name: 'Olga', contactChannels: [{ type: 'mobile', value: '+49 170 1234567', label: 'Work' }] };
+      const input = { name: 'Olga', contactChannels: [{ type: 'MOBILE', value: '+49 170 1234567', label: 'Work' }] };
       const saved = await api.graphql(saveGeneral, { u: fixture.ownerRef, input });
       expect(saved.body.errors).toBeUndefined();
       const expected = {
@@ -155,7 +155,7 @@ describe('offerings: GraphQL', () => {
         userReference: fixture.ownerRef,
         providerReference: null,
         name: 'Olga',
-        contactChannels: [{ label: 'Work', type: 'mobile', value: '+49 170 1234567' }],
+        contactChannels: [{ label: 'Work', type: 'MOBILE', value: '+49 170 1234567' }],
       };
       expect(saved.body.data.saveGeneralContactProfile).toEqual(expected);
       const read = await api.graphql(`query ($u: String!) { generalContactProfile(userReference: $u) { ${PROFILE_FIELDS} } }`, { u: fixture.ownerRef });
@@ -163,11 +163,25 @@ describe('offerings: GraphQL', () => {
 
       const duplicate = await api.graphql(saveGeneral, {
         u: fixture.ownerRef,
-        input: { name: 'x', contactChannels: [{ type: 'link', value: 'a' }, { type: 'link', value: 'b' }] },
+        input: { name: 'x', contactChannels: [{ type: 'LINK', value: 'a' }, { type: 'LINK', value: 'b' }] },
       });
       expect(codeOf(duplicate)).toBe('VALIDATION_FAILED');
-      const badType = await api.graphql(saveGeneral, { u: fixture.ownerRef, input: { name: 'x', contactChannels: [{ type: 'fax', value: '1' }] } });
-      expect(codeOf(badType)).toBe('VALIDATION_FAILED');
+      // A type outside the enum (or in the REST spelling) is refused by GraphQL with 400; the profile stays as it was.
+      for (const type of ['FAX', 'mobile']) {
+        const badType = await api.graphql(saveGeneral, { u: fixture.ownerRef, input: { name: 'x', contactChannels: [{ type, value: '1' }] } });
+        expect(badType.status).toBe(400);
+        expect(codeOf(badType)).toBe('BAD_USER_INPUT');
+        expect(badType.body.errors![0].message).toContain('ContactChannelType');
+      }
+      expect((await api.graphql(`query ($u: String!) { generalContactProfile(userReference: $u) { ${PROFILE_FIELDS} } }`, { u: fixture.ownerRef })).body.data.generalContactProfile).toEqual(expected);
+      // Every type round-trips: stored in the REST spelling, read back by its GraphQL name.
+      const all = ['MOBILE', 'PHONE', 'EMAIL', 'VIDEO', 'MESSENGER', 'LINK', 'LOCATION'].map((type) => ({ type, value: type === 'PHONE' ? '+49 30 1234567' : type === 'EMAIL' ? 'o@example.com' : type === 'MOBILE' ? '+49 170 1234567' : `v-${type}` }));
+      const every = await api.graphql(saveGeneral, { u: fixture.ownerRef, input: { name: 'Olga', contactChannels: all } });
+      expect(every.body.errors).toBeUndefined();
+      expect(every.body.data.saveGeneralContactProfile.contactChannels.map((channel: { type: string }) => channel.type).sort()).toEqual(all.map((c) => c.type).sort());
+      const rest = await api.get(`/crms/${crmId}/user/${encodeURIComponent(fixture.ownerRef)}/generalContactProfile`);
+      expect(rest.status).toBe(200);
+      expect(JSON.stringify(rest.body)).toContain('"type":"messenger"');
     });
 
     it('saveContactProfile and contactProfile', async () => {
@@ -176,13 +190,13 @@ describe('offerings: GraphQL', () => {
         userReference: fixture.ownerRef,
         providerReference: fixture.providerRef,
         name: 'Office',
-        contactChannels: [{ type: 'email', value: 'office@example.com' }],
+        contactChannels: [{ type: 'EMAIL', value: 'office@example.com' }],
       };
       const created = await api.graphql(saveProfile, { p: fixture.providerRef, input });
       expect(created.body.errors).toBeUndefined();
       expect(created.body.data.saveContactProfile).toEqual({
         created: true,
-        contactProfile: { ...input, contactChannels: [{ label: null, type: 'email', value: 'office@example.com' }] },
+        contactProfile: { ...input, contactChannels: [{ label: null, type: 'EMAIL', value: 'office@example.com' }] },
       });
       const updated = await api.graphql(saveProfile, { p: fixture.providerRef, input: { ...input, name: 'Front desk' } });
       expect(updated.body.data.saveContactProfile).toMatchObject({ created: false, contactProfile: { name: 'Front desk' } });

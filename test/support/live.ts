@@ -7,7 +7,7 @@ import type { ApiClient } from './http.js';
 import { liveChannel, TOPICS } from '../../services/kernel/jobs.js';
 
 
-export const CAPACITY_SUBSCRIPTION = `subscription ($refs: [String!]!, $from: String, $to: String, $channelKey: String) {
+export const CAPACITY_SUBSCRIPTION = `subscription ($refs: [String!]!, $from: String, $to: String, $channelKey: ChannelKey) {
   capacityChanged(refs: $refs, from: $from, to: $to, channelKey: $channelKey) {
     scope resource_uuid timeslot_uuid appointment_uuid product_uuid kind start end capacity capacity_left
   }

@@ -2,6 +2,8 @@ import { Arg, Resolver, Root, Subscription } from 'type-graphql';
 import { openAppointmentFeed, type AppointmentChangeView } from '../../../services/live/appointment-feed.service.js';
 import { openCapacityFeed, type CapacityChangeView } from '../../../services/live/capacity-feed.service.js';
 import { DomainError } from '../../../services/kernel/errors.js';
+import { WEBHOOK_EVENT_OF_CHANGE } from '../../../services/webhooks/webhook-events.js';
+import { ChannelKey } from '../enums.js';
 import { plain } from '../plain.js';
 import { type LiveContext, liveHubOf } from './live-hub.js';
 import { AppointmentChangeType, CapacityChangeType } from './live.types.js';
@@ -30,7 +32,7 @@ export class LiveResolver {
     @Arg('refs', () => [String]) _refs: string[],
     @Arg('from', () => String, { nullable: true }) _from?: string | null,
     @Arg('to', () => String, { nullable: true }) _to?: string | null,
-    @Arg('channelKey', () => String, { nullable: true }) _channelKey?: string | null,
+    @Arg('channelKey', () => ChannelKey, { nullable: true }) _channelKey?: ChannelKey | null,
   ): CapacityChangeType[] {
     return overWebSocket(batch);
   }
@@ -48,6 +50,7 @@ export class LiveResolver {
     @Root() batch: AppointmentChangeView[],
     @Arg('providerReference', () => String) _providerReference: string,
   ): AppointmentChangeType[] {
-    return overWebSocket(batch);
+    // The change is named as webhooks name it (WebhookEventType): PARTICIPATION_ADDED ↔ participation.added.
+    return overWebSocket(batch).map((view) => ({ ...view, change: WEBHOOK_EVENT_OF_CHANGE[view.change] }));
   }
 }

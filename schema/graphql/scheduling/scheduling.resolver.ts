@@ -9,6 +9,7 @@ import { DomainError } from '../../../services/kernel/errors.js';
 import { createParticipation, toParticipationView, updateParticipationState } from '../../../services/participations/participation.service.js';
 import { createTimeslots, deleteTimeslot, listTimeslots, updateTimeslot } from '../../../services/timeslots/timeslot.service.js';
 import { type TimeslotView, toTimeslotView } from '../../../services/timeslots/timeslot.view.js';
+import { ParticipationState } from '../enums.js';
 import { plain } from '../plain.js';
 import {
   AppointmentInput,
@@ -169,7 +170,7 @@ export class SchedulingResolver {
     @Ctx() ctx: Context,
     @Arg('providerReference', () => String) providerReference: string,
     @Arg('reference', () => String) reference: string,
-    @Arg('state', () => String) state: string,
+    @Arg('state', () => ParticipationState) state: ParticipationState,
     @Arg('message', () => String, { nullable: true }) message: string | null,
     @Arg('sendMails', () => Boolean, { defaultValue: true }) sendMails: boolean,
   ): Promise<ParticipationType> {
