@@ -124,7 +124,10 @@ describe('offerings: GraphQL', () => {
       const unknown = await api.graphql(update, { p: fixture.providerRef, r: 'ghost', input: { publicName: 'x' } });
       expect(codeOf(unknown)).toBe('NOT_FOUND');
       const missing = await api.graphql(`query { resource(providerReference: "${fixture.providerRef}", reference: "ghost") { uuid } }`);
-      expect(codeOf(missing)).toBe('NOT_FOUND');
+      expect(missing.status).toBe(200);
+      expect(missing.body).toEqual({ data: { resource: null } });
+      const noProvider = await api.graphql(`query { resource(providerReference: "ghost@crm", reference: "${reference}") { uuid } }`);
+      expect(noProvider.body).toEqual({ data: { resource: null } });
     });
 
     it('deleteResource deletes a resource without appointments', async () => {
@@ -136,7 +139,7 @@ describe('offerings: GraphQL', () => {
       });
       expect(res.body).toEqual({ data: { deleteResource: true } });
       const gone = await api.graphql(`query ($p: String!, $r: String!) { resource(providerReference: $p, reference: $r) { uuid } }`, { p: fixture.providerRef, r: reference });
-      expect(codeOf(gone)).toBe('NOT_FOUND');
+      expect(gone.body).toEqual({ data: { resource: null } });
     });
   });
 
@@ -146,7 +149,9 @@ describe('offerings: GraphQL', () => {
 
     it('saveGeneralContactProfile and generalContactProfile', async () => {
       const missing = await api.graphql(`query ($u: String!) { generalContactProfile(userReference: $u) { name } }`, { u: fixture.ownerRef });
-      expect(codeOf(missing)).toBe('NOT_FOUND');
+      expect(missing.body).toEqual({ data: { generalContactProfile: null } });
+      const noUser = await api.graphql(`query ($u: String!) { generalContactProfile(userReference: $u) { name } }`, { u: 'ghost@crm' });
+      expect(noUser.body).toEqual({ data: { generalContactProfile: null } });
       const input = { name: 'Olga', contactChannels: [{ type: 'MOBILE', value: '+49 170 1234567', label: 'Work' }] };
       const saved = await api.graphql(saveGeneral, { u: fixture.ownerRef, input });
       expect(saved.body.errors).toBeUndefined();
@@ -211,7 +216,9 @@ describe('offerings: GraphQL', () => {
       const noUser = await api.graphql(saveProfile, { p: fixture.providerRef, input: { ...input, userReference: 'ghost@test' } });
       expect(codeOf(noUser)).toBe('USER_NOT_FOUND');
       const unknown = await api.graphql(`query ($p: String!) { contactProfile(providerReference: $p, reference: "ghost") { name } }`, { p: fixture.providerRef });
-      expect(codeOf(unknown)).toBe('NOT_FOUND');
+      expect(unknown.body).toEqual({ data: { contactProfile: null } });
+      const noProvider = await api.graphql(`query ($r: String!) { contactProfile(providerReference: "ghost@crm", reference: $r) { name } }`, { r: input.reference });
+      expect(noProvider.body).toEqual({ data: { contactProfile: null } });
     });
   });
 
@@ -219,12 +226,14 @@ describe('offerings: GraphQL', () => {
     const anonymous = await app.anonymous.graphql(`query ($p: String!) { products(providerReference: $p) { uuid } }`, { p: fixture.providerRef });
     expect(codeOf(anonymous)).toBe('UNAUTHENTICATED');
     const { api: other } = await app.newCrm();
-    const queries = [
+    const lists = [
       `query { products(providerReference: "${fixture.providerRef}") { uuid } }`,
       `query { resources(providerReference: "${fixture.providerRef}") { uuid } }`,
-      `query { generalContactProfile(userReference: "${fixture.ownerRef}") { name } }`,
-      `query { contactProfile(providerReference: "${fixture.providerRef}", reference: "any") { name } }`,
     ];
-    for (const query of queries) expect(codeOf(await other.graphql(query))).toBe('NOT_FOUND');
+    for (const query of lists) expect(codeOf(await other.graphql(query))).toBe('NOT_FOUND');
+    // Single lookups answer null: for the other CRM this CRM's provider and users do not exist.
+    expect((await other.graphql(`query { generalContactProfile(userReference: "${fixture.ownerRef}") { name } }`)).body).toEqual({ data: { generalContactProfile: null } });
+    expect((await other.graphql(`query { contactProfile(providerReference: "${fixture.providerRef}", reference: "any") { name } }`)).body).toEqual({ data: { contactProfile: null } });
+    expect((await other.graphql(`query { resource(providerReference: "${fixture.providerRef}", reference: "any") { uuid } }`)).body).toEqual({ data: { resource: null } });
   });
 });

@@ -272,12 +272,19 @@ describe('Setup: providers and staff', () => {
         expect(res.status).toBe(400);
         expect(res.body.errors![0].extensions.code).toBe('BAD_USER_INPUT');
         expect(res.body.errors![0].message).toMatch(/Branch|Language/);
-        expect((await api.graphql(PROVIDER_QUERY, { reference: input.reference })).body.errors![0].extensions.code).toBe('NOT_FOUND');
+        expect((await api.graphql(PROVIDER_QUERY, { reference: input.reference })).body).toEqual({ data: { provider: null } });
       }
     });
 
-    it('provider answers NOT_FOUND; createProvider errors carry their codes', async () => {
-      expect((await api.graphql(PROVIDER_QUERY, { reference: 'ghost@crm' })).body.errors![0].extensions.code).toBe('NOT_FOUND');
+    it('provider answers null when unknown (another CRM\'s provider too); createProvider errors carry their codes', async () => {
+      const unknown = await api.graphql(PROVIDER_QUERY, { reference: 'ghost@crm' });
+      expect(unknown.status).toBe(200);
+      expect(unknown.body).toEqual({ data: { provider: null } });
+      const mine = providerBody();
+      expect((await api.graphql(CREATE_PROVIDER, { input: mine })).body.errors).toBeUndefined();
+      const other = (await app.newCrm()).api;
+      expect((await other.graphql(PROVIDER_QUERY, { reference: mine.reference })).body).toEqual({ data: { provider: null } });
+      expect((await app.anonymous.graphql(PROVIDER_QUERY, { reference: mine.reference })).body.errors![0].extensions.code).toBe('UNAUTHENTICATED');
       const owner404 = await api.graphql(CREATE_PROVIDER, { input: providerBody({ ownerReference: 'ghost@crm' }) });
       expect(owner404.body.errors![0]).toMatchObject({ message: 'no user found for ownerReference', extensions: { code: 'USER_NOT_FOUND' } });
       const empty = await api.graphql(CREATE_PROVIDER, { input: providerBody({ name: ' ' }) });

@@ -360,10 +360,28 @@ describe('Setup: createUser and user (GraphQL)', () => {
     expect(res.body.errors![0].message).toContain('email');
   });
 
-  it('user answers NOT_FOUND for an unknown reference', async () => {
+  it('user answers null for an unknown reference (and for a user of another CRM)', async () => {
     const res = await api.graphql(USER_QUERY, { reference: 'nobody@crm' });
-    expect(res.body.data).toBeNull();
-    expect(res.body.errors![0].extensions.code).toBe('NOT_FOUND');
+    expect(res.status).toBe(200);
+    expect(res.body).toEqual({ data: { user: null } });
+    const input = newUserBody();
+    await create(input);
+    const other = (await app.newCrm()).api;
+    expect((await other.graphql(USER_QUERY, { reference: input.reference })).body).toEqual({ data: { user: null } });
+    expect((await app.anonymous.graphql(USER_QUERY, { reference: input.reference })).body.errors![0].extensions.code).toBe('UNAUTHENTICATED');
+  });
+
+  it('language is the enum DE or EN (stored as de/en); another value is refused with 400 and nothing is created', async () => {
+    const input = newUserBody({ language: 'EN' });
+    expect((await create(input)).body.data.createUser.outcome).toBe('CREATED');
+    const em = app.orm.em.fork();
+    expect((await em.findOneOrFail(User, { reference: input.reference as string, crm: crmId })).language).toBe('en');
+    const bad = newUserBody({ language: 'fr' });
+    const res = await create(bad);
+    expect(res.status).toBe(400);
+    expect(res.body.errors![0].extensions.code).toBe('BAD_USER_INPUT');
+    expect(res.body.errors![0].message).toContain('Language');
+    expect(await em.findOne(User, { reference: bad.reference as string, crm: crmId })).toBeNull();
   });
 
   it('language is the enum DE or EN (stored as de/en); another value is refused with 400 and nothing is created', async () => {

@@ -10,6 +10,7 @@ import { createParticipation, toParticipationView, updateParticipationState } fr
 import { createTimeslots, deleteTimeslot, listTimeslots, updateTimeslot } from '../../../services/timeslots/timeslot.service.js';
 import { type TimeslotView, toTimeslotView } from '../../../services/timeslots/timeslot.view.js';
 import { ParticipationState } from '../enums.js';
+import { lookupDescription, orNull } from '../not-found.js';
 import { plain } from '../plain.js';
 import {
   AppointmentInput,
@@ -177,13 +178,13 @@ export class SchedulingResolver {
     return toParticipationView(await updateParticipationState(ctx, providerReference, reference, { state, message }, sendMails));
   }
 
-  @Query(() => CustomerType, { nullable: true, description: 'A customer by reference; null when unknown.' })
+  @Query(() => CustomerType, { nullable: true, description: lookupDescription('A customer of the provider by reference', 'the customer (an erased one too) or the provider is unknown') })
   async customer(
     @Ctx() ctx: Context,
     @Arg('providerReference', () => String) providerReference: string,
     @Arg('reference', () => String) reference: string,
   ): Promise<CustomerType | null> {
-    const customer = await getCustomer(ctx, providerReference, reference);
+    const customer = await orNull(getCustomer(ctx, providerReference, reference));
     return customer ? toCustomerView(customer) : null;
   }
 
