@@ -6,10 +6,10 @@ import type { ApiClient } from '../support/http.js';
 import { CAPACITY_SUBSCRIPTION, type LiveSubscription, subscribe, untilLive } from '../support/live.js';
 import { enc } from '../support/offerings-fixtures.js';
 
-const UPCOMING = `query ($ref: String!, $channelKey: String) {
+const UPCOMING = `query ($ref: String!, $channelKey: ChannelKey) {
   upcomingBookables(ref: $ref, channelKey: $channelKey) { publicVisible groups { bookables { productUuid } } }
 }`;
-const RESERVE = `mutation ($ref: String!, $input: ReserveAppointmentInput!, $channelKey: String) {
+const RESERVE = `mutation ($ref: String!, $input: ReserveAppointmentInput!, $channelKey: ChannelKey) {
   reserveAppointment(ref: $ref, input: $input, channelKey: $channelKey) { participation { state } }
 }`;
 

@@ -6,12 +6,14 @@ import { type ApiClient, unique } from '../support/http.js';
 
 const BOOKABLE_FIELDS = `start end formattedStart formattedEnd timeslotUuid appointmentUuid productUuid resourceUuid productName resourceName
   contactChannel { type value } capacity capacityLeft products { uuid name } kind`;
-const UPCOMING = `query ($ref: String!, $refs: [String!], $groupFormat: String, $timeFormat: String, $languageTag: String, $channelKey: String, $prdRef: String) {
+/** REST kind → GraphQL BookableKind. */
+const KIND: Record<string, string> = { 'models.Bookable': 'BOOKABLE', 'models.LotAppointment': 'LOT_APPOINTMENT' };
+const UPCOMING = `query ($ref: String!, $refs: [String!], $groupFormat: String, $timeFormat: String, $languageTag: String, $channelKey: ChannelKey, $prdRef: String) {
   upcomingBookables(ref: $ref, refs: $refs, groupFormat: $groupFormat, timeFormat: $timeFormat, languageTag: $languageTag, channelKey: $channelKey, prdRef: $prdRef) {
     publicVisible groups { key bookables { ${BOOKABLE_FIELDS} } }
   }
 }`;
-const RESERVE = `mutation ($ref: String!, $input: ReserveAppointmentInput!, $channelKey: String) {
+const RESERVE = `mutation ($ref: String!, $input: ReserveAppointmentInput!, $channelKey: ChannelKey) {
   reserveAppointment(ref: $ref, input: $input, channelKey: $channelKey) {
     participation { uuid appointmentUuid timeslotUuid resourceUuid productUuid from to appointmentCapacity appointmentCapacityLeft customerUuid
       customerMobile customerFullName customerEmail customerNote state formatedAddress messages }
@@ -61,11 +63,11 @@ describe('booking flow: GraphQL', () => {
             resourceUuid: b.resource_uuid,
             productName: b.product_name,
             resourceName: b.resource_name,
-            contactChannel: b.contact_channel,
+            contactChannel: b.contact_channel && { ...b.contact_channel, type: (b.contact_channel as { type: string }).type.toUpperCase() },
             capacity: b.capacity,
             capacityLeft: b.capacity_left,
             products: b.products,
-            kind: b.kind,
+            kind: KIND[b.kind as string],
           })),
         },
       ],
@@ -96,7 +98,7 @@ describe('booking flow: GraphQL', () => {
     expect(reserved.appointments).toEqual([
       expect.objectContaining({
         uuid: reserved.participation.appointmentUuid,
-        kind: 'models.LotAppointment',
+        kind: 'LOT_APPOINTMENT',
         capacityLeft: 1,
         customers: [
           {
@@ -111,7 +113,16 @@ describe('booking flow: GraphQL', () => {
 
     const email = `${unique('gql')}@example.com`;
     const consumer = { start: f.slot.from, end: f.slot.to, timeslotUuid: f.timeslotUuid, email, firstname: 'Greta', lastname: 'Graph', locale: 'en' };
-    const booked = await pub.graphql(CREATE, { ref: f.resourceUuid, input: { ...consumer, placeholderId: reserved.participation.customerUuid }, timeFormat: 'HH:mm' });
+    // A channel key outside ChannelKey: 400 from GraphQL, the hold stays a hold.
+    const badChannel = await pub.graphql(CREATE, { ref: f.resourceUuid, input: { ...consumer, placeholderId: reserved.participation.customerUuid, channelKey: 'resource_public' } });
+    expect(badChannel.status).toBe(400);
+    expect(codeOf(badChannel)).toBe('BAD_USER_INPUT');
+    expect((await participationsOf(app, reserved.participation.appointmentUuid))[0]).toMatchObject({ state: 'RESERVED' });
+    const booked = await pub.graphql(CREATE, {
+      ref: f.resourceUuid,
+      input: { ...consumer, placeholderId: reserved.participation.customerUuid, channelKey: 'RESOURCE_PUBLIC' },
+      timeFormat: 'HH:mm',
+    });
     expect(booked.body.errors).toBeUndefined();
     expect(booked.body.data.createAppointmentWithConsumer).toMatchObject({
       appointmentUuid: reserved.participation.appointmentUuid,
@@ -120,7 +131,7 @@ describe('booking flow: GraphQL', () => {
       formattedStart: '09:00',
       capacity: 2,
       capacityLeft: 1,
-      kind: 'models.LotAppointment',
+      kind: 'LOT_APPOINTMENT',
       cancelLink: expect.stringContaining('/cancel/'),
     });
     const [row] = await participationsOf(app, reserved.participation.appointmentUuid);
@@ -143,7 +154,7 @@ describe('booking flow: GraphQL', () => {
     const timed = await addProduct(f, { leadTimeMinutes: 5 });
     await updateResource(f, f.resourceRef, { products: [f.productRef, timed.ref] });
     const products = await pub.graphql(
-      `query ($refs: [String!], $tslRefs: [String!], $channelKey: String) { activeProducts(refs: $refs, tslRefs: $tslRefs, channelKey: $channelKey) {
+      `query ($refs: [String!], $tslRefs: [String!], $channelKey: ChannelKey) { activeProducts(refs: $refs, tslRefs: $tslRefs, channelKey: $channelKey) {
         uuid name description minDuration maxDuration leadTimeMinutes followUpTimeMinutes exclusive } }`,
       { tslRefs: [f.timeslotUuid] },
     );
@@ -162,7 +173,9 @@ describe('booking flow: GraphQL', () => {
       { refs: [f.resourceRef] },
     );
     const rest = await pub.post(`/resources/public_data?ref=${encodeURIComponent(f.resourceRef)}`);
-    expect(data.body.data.publicData).toEqual(rest.body);
+    // The same answer, with the contact channel type by its GraphQL name (REST: mobile, GraphQL: MOBILE).
+    const type = rest.body.resource.contactChannelType as string | null;
+    expect(data.body.data.publicData).toEqual({ ...rest.body, resource: { ...rest.body.resource, contactChannelType: type && type.toUpperCase() } });
     expect(codeOf(await pub.graphql('query { publicData { channel { bookingProcess } } }'))).toBe('VALIDATION_FAILED');
   });
 
@@ -170,7 +183,7 @@ describe('booking flow: GraphQL', () => {
     const f = await setupBookable(app, { slots: 1 });
     const list = `query ($p: String!, $r: String!) { bookingChannels(providerReference: $p, resourceReference: $r) {
       channelKey visible bookingProcess products exclusiveProducts acceptedCustomers } }`;
-    const save = `mutation ($p: String!, $r: String!, $key: String!, $input: BookingChannelInput!) {
+    const save = `mutation ($p: String!, $r: String!, $key: ChannelKey!, $input: BookingChannelInput!) {
       saveBookingChannel(providerReference: $p, resourceReference: $r, channelKey: $key, input: $input) {
         channelKey visible bookingProcess products exclusiveProducts acceptedCustomers } }`;
     const vars = { p: f.providerRef, r: f.resourceRef };
@@ -191,8 +204,22 @@ describe('booking flow: GraphQL', () => {
     expect(hidden.body.data.upcomingBookables).toEqual({ publicVisible: false, groups: [] });
     expect(bookablesOf((await upcoming(pub, f.resourceUuid)).body)).toHaveLength(1);
 
-    expect(codeOf(await f.api.graphql(save, { ...vars, key: 'NOPE', input: { visible: true } }))).toBe('VALIDATION_FAILED');
-    expect(codeOf(await f.api.graphql(save, { ...vars, key: 'RESOURCE_PUBLIC', input: { bookingProcess: 'LATER' } }))).toBe('VALIDATION_FAILED');
+    // A channel key or booking process outside its enum is refused by GraphQL with 400; the channel is unchanged.
+    for (const [key, input, enumName] of [
+      ['NOPE', { visible: false }, 'ChannelKey'],
+      ['RESOURCE_PUBLIC', { bookingProcess: 'LATER', visible: false }, 'BookingProcess'],
+    ] as const) {
+      const refused = await f.api.graphql(save, { ...vars, key, input });
+      expect(refused.status).toBe(400);
+      expect(codeOf(refused)).toBe('BAD_USER_INPUT');
+      expect(refused.body.errors![0].message).toContain(enumName);
+    }
+    expect((await f.api.graphql(list, vars)).body.data.bookingChannels[0]).toMatchObject({ channelKey: 'RESOURCE_PUBLIC', visible: true, bookingProcess: 'IMMEDIATE' });
+    const requested = await f.api.graphql(save, { ...vars, key: 'CALENDAR_PUBLIC', input: { bookingProcess: 'REQUESTED' } });
+    expect(requested.body.data.saveBookingChannel).toMatchObject({ channelKey: 'CALENDAR_PUBLIC', bookingProcess: 'REQUESTED' });
+    const inline = await pub.graphql(`query { upcomingBookables(ref: "${f.resourceUuid}", channelKey: "CALENDAR_PUBLIC") { publicVisible } }`);
+    expect(inline.status).toBe(400);
+    expect(codeOf(inline)).toBe('GRAPHQL_VALIDATION_FAILED');
     expect(codeOf(await pub.graphql(list, vars))).toBe('UNAUTHENTICATED');
     expect(codeOf(await pub.graphql(save, { ...vars, key: 'RESOURCE_PUBLIC', input: { visible: false } }))).toBe('UNAUTHENTICATED');
     const other = await app.newCrm();

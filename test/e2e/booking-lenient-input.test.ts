@@ -200,13 +200,18 @@ describe('booking flow: inputs as people and CRMs write them', () => {
       expect(french.body.errors[0].message).toBe('language must be one of de, en');
     });
 
-    it('create user: language de_DE is stored as de (GraphQL)', async () => {
+    it('create user (GraphQL): language is the enum Language, DE is stored as de; the REST spellings (de_DE) are refused with 400', async () => {
       const { api } = await app.newCrm();
       const id = unique('gql');
-      const res = await api.graphql(CREATE_USER, { input: { reference: `${id}@crm`, email: `${id}@EXAMPLE.com`, username: id, lastName: 'Case', language: 'de_DE' } });
+      const res = await api.graphql(CREATE_USER, { input: { reference: `${id}@crm`, email: `${id}@EXAMPLE.com`, username: id, lastName: 'Case', language: 'DE' } });
       expect(res.body.errors).toBeUndefined();
       expect(res.body.data.createUser.user.email).toBe(`${id}@example.com`);
       expect(await languageOf('app_user', 'email', `${id}@example.com`)).toBe('de');
+      const other = unique('gql');
+      const refused = await api.graphql(CREATE_USER, { input: { reference: `${other}@crm`, email: `${other}@example.com`, username: other, lastName: 'Case', language: 'de_DE' } });
+      expect(refused.status).toBe(400);
+      expect(refused.body.errors![0].extensions.code).toBe('BAD_USER_INPUT');
+      expect(await languageOf('app_user', 'email', `${other}@example.com`)).toBeUndefined();
     });
 
     it('create provider: language EN and an e-mail with capitals are stored as en and lower case', async () => {

@@ -59,7 +59,7 @@ describe('GraphQL error cases: cancelAppointment, createCustomer, upcomingBookab
     expect(await sql(app, `select 1 from customer where crm_id = ?`, [f.crmId])).toEqual([]);
   });
 
-  const UPCOMING = `query ($r: String!, $refs: [String!], $from: String, $to: String, $g: String, $c: String, $l: String) {
+  const UPCOMING = `query ($r: String!, $refs: [String!], $from: String, $to: String, $g: String, $c: ChannelKey, $l: String) {
     upcomingBookables(ref: $r, refs: $refs, from: $from, to: $to, groupFormat: $g, channelKey: $c, languageTag: $l) { publicVisible groups { key } }
   }`;
 
@@ -79,7 +79,12 @@ describe('GraphQL error cases: cancelAppointment, createCustomer, upcomingBookab
     const pattern = await app.anonymous.graphql(UPCOMING, { r: f.resourceUuid, g: 'yyyy-JJ' });
     expect(codeOf(pattern)).toBe('VALIDATION_FAILED');
     expect(messageOf(pattern)).toContain('groupFormat');
-    expect(codeOf(await app.anonymous.graphql(UPCOMING, { r: f.resourceUuid, c: 'NOPE' }))).toBe('VALIDATION_FAILED');
+    // A channel outside ChannelKey is refused by GraphQL: 400 naming the enum, never a 500.
+    const channel = await app.anonymous.graphql(UPCOMING, { r: f.resourceUuid, c: 'NOPE' });
+    expect(channel.status).toBe(400);
+    expect(codeOf(channel)).toBe('BAD_USER_INPUT');
+    expect(messageOf(channel)).toContain('ChannelKey');
+    expect((await app.anonymous.graphql(UPCOMING, { r: f.resourceUuid, c: 'RESOURCE_REFERENCE' })).body.errors).toBeUndefined();
     expect((await app.anonymous.graphql(UPCOMING, { r: 42 })).status).toBe(400);
   });
 });

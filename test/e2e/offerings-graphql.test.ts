@@ -124,7 +124,10 @@ describe('offerings: GraphQL', () => {
       const unknown = await api.graphql(update, { p: fixture.providerRef, r: 'ghost', input: { publicName: 'x' } });
       expect(codeOf(unknown)).toBe('NOT_FOUND');
       const missing = await api.graphql(`query { resource(providerReference: "${fixture.providerRef}", reference: "ghost") { uuid } }`);
-      expect(codeOf(missing)).toBe('NOT_FOUND');
+      expect(missing.status).toBe(200);
+      expect(missing.body).toEqual({ data: { resource: null } });
+      const noProvider = await api.graphql(`query { resource(providerReference: "ghost@crm", reference: "${reference}") { uuid } }`);
+      expect(noProvider.body).toEqual({ data: { resource: null } });
     });
 
     it('deleteResource deletes a resource without appointments', async () => {
@@ -136,7 +139,7 @@ describe('offerings: GraphQL', () => {
       });
       expect(res.body).toEqual({ data: { deleteResource: true } });
       const gone = await api.graphql(`query ($p: String!, $r: String!) { resource(providerReference: $p, reference: $r) { uuid } }`, { p: fixture.providerRef, r: reference });
-      expect(codeOf(gone)).toBe('NOT_FOUND');
+      expect(gone.body).toEqual({ data: { resource: null } });
     });
   });
 
@@ -146,8 +149,10 @@ describe('offerings: GraphQL', () => {
 
     it('saveGeneralContactProfile and generalContactProfile', async () => {
       const missing = await api.graphql(`query ($u: String!) { generalContactProfile(userReference: $u) { name } }`, { u: fixture.ownerRef });
-      expect(codeOf(missing)).toBe('NOT_FOUND');
-      const input = { name: 'Olga', contactChannels: [{ type: 'mobile', value: '+49 170 1234567', label: 'Work' }] };
+      expect(missing.body).toEqual({ data: { generalContactProfile: null } });
+      const noUser = await api.graphql(`query ($u: String!) { generalContactProfile(userReference: $u) { name } }`, { u: 'ghost@crm' });
+      expect(noUser.body).toEqual({ data: { generalContactProfile: null } });
+      const input = { name: 'Olga', contactChannels: [{ type: 'MOBILE', value: '+49 170 1234567', label: 'Work' }] };
       const saved = await api.graphql(saveGeneral, { u: fixture.ownerRef, input });
       expect(saved.body.errors).toBeUndefined();
       const expected = {
@@ -155,7 +160,7 @@ describe('offerings: GraphQL', () => {
         userReference: fixture.ownerRef,
         providerReference: null,
         name: 'Olga',
-        contactChannels: [{ label: 'Work', type: 'mobile', value: '+49 170 1234567' }],
+        contactChannels: [{ label: 'Work', type: 'MOBILE', value: '+49 170 1234567' }],
       };
       expect(saved.body.data.saveGeneralContactProfile).toEqual(expected);
       const read = await api.graphql(`query ($u: String!) { generalContactProfile(userReference: $u) { ${PROFILE_FIELDS} } }`, { u: fixture.ownerRef });
@@ -163,11 +168,25 @@ describe('offerings: GraphQL', () => {
 
       const duplicate = await api.graphql(saveGeneral, {
         u: fixture.ownerRef,
-        input: { name: 'x', contactChannels: [{ type: 'link', value: 'a' }, { type: 'link', value: 'b' }] },
+        input: { name: 'x', contactChannels: [{ type: 'LINK', value: 'a' }, { type: 'LINK', value: 'b' }] },
       });
       expect(codeOf(duplicate)).toBe('VALIDATION_FAILED');
-      const badType = await api.graphql(saveGeneral, { u: fixture.ownerRef, input: { name: 'x', contactChannels: [{ type: 'fax', value: '1' }] } });
-      expect(codeOf(badType)).toBe('VALIDATION_FAILED');
+      // A type outside the enum (or in the REST spelling) is refused by GraphQL with 400; the profile stays as it was.
+      for (const type of ['FAX', 'mobile']) {
+        const badType = await api.graphql(saveGeneral, { u: fixture.ownerRef, input: { name: 'x', contactChannels: [{ type, value: '1' }] } });
+        expect(badType.status).toBe(400);
+        expect(codeOf(badType)).toBe('BAD_USER_INPUT');
+        expect(badType.body.errors![0].message).toContain('ContactChannelType');
+      }
+      expect((await api.graphql(`query ($u: String!) { generalContactProfile(userReference: $u) { ${PROFILE_FIELDS} } }`, { u: fixture.ownerRef })).body.data.generalContactProfile).toEqual(expected);
+      // Every type round-trips: stored in the REST spelling, read back by its GraphQL name.
+      const all = ['MOBILE', 'PHONE', 'EMAIL', 'VIDEO', 'MESSENGER', 'LINK', 'LOCATION'].map((type) => ({ type, value: type === 'PHONE' ? '+49 30 1234567' : type === 'EMAIL' ? 'o@example.com' : type === 'MOBILE' ? '+49 170 1234567' : `v-${type}` }));
+      const every = await api.graphql(saveGeneral, { u: fixture.ownerRef, input: { name: 'Olga', contactChannels: all } });
+      expect(every.body.errors).toBeUndefined();
+      expect(every.body.data.saveGeneralContactProfile.contactChannels.map((channel: { type: string }) => channel.type).sort()).toEqual(all.map((c) => c.type).sort());
+      const rest = await api.get(`/crms/${crmId}/user/${encodeURIComponent(fixture.ownerRef)}/generalContactProfile`);
+      expect(rest.status).toBe(200);
+      expect(JSON.stringify(rest.body)).toContain('"type":"messenger"');
     });
 
     it('saveContactProfile and contactProfile', async () => {
@@ -176,13 +195,13 @@ describe('offerings: GraphQL', () => {
         userReference: fixture.ownerRef,
         providerReference: fixture.providerRef,
         name: 'Office',
-        contactChannels: [{ type: 'email', value: 'office@example.com' }],
+        contactChannels: [{ type: 'EMAIL', value: 'office@example.com' }],
       };
       const created = await api.graphql(saveProfile, { p: fixture.providerRef, input });
       expect(created.body.errors).toBeUndefined();
       expect(created.body.data.saveContactProfile).toEqual({
         created: true,
-        contactProfile: { ...input, contactChannels: [{ label: null, type: 'email', value: 'office@example.com' }] },
+        contactProfile: { ...input, contactChannels: [{ label: null, type: 'EMAIL', value: 'office@example.com' }] },
       });
       const updated = await api.graphql(saveProfile, { p: fixture.providerRef, input: { ...input, name: 'Front desk' } });
       expect(updated.body.data.saveContactProfile).toMatchObject({ created: false, contactProfile: { name: 'Front desk' } });
@@ -197,7 +216,9 @@ describe('offerings: GraphQL', () => {
       const noUser = await api.graphql(saveProfile, { p: fixture.providerRef, input: { ...input, userReference: 'ghost@test' } });
       expect(codeOf(noUser)).toBe('USER_NOT_FOUND');
       const unknown = await api.graphql(`query ($p: String!) { contactProfile(providerReference: $p, reference: "ghost") { name } }`, { p: fixture.providerRef });
-      expect(codeOf(unknown)).toBe('NOT_FOUND');
+      expect(unknown.body).toEqual({ data: { contactProfile: null } });
+      const noProvider = await api.graphql(`query ($r: String!) { contactProfile(providerReference: "ghost@crm", reference: $r) { name } }`, { r: input.reference });
+      expect(noProvider.body).toEqual({ data: { contactProfile: null } });
     });
   });
 
@@ -205,12 +226,14 @@ describe('offerings: GraphQL', () => {
     const anonymous = await app.anonymous.graphql(`query ($p: String!) { products(providerReference: $p) { uuid } }`, { p: fixture.providerRef });
     expect(codeOf(anonymous)).toBe('UNAUTHENTICATED');
     const { api: other } = await app.newCrm();
-    const queries = [
+    const lists = [
       `query { products(providerReference: "${fixture.providerRef}") { uuid } }`,
       `query { resources(providerReference: "${fixture.providerRef}") { uuid } }`,
-      `query { generalContactProfile(userReference: "${fixture.ownerRef}") { name } }`,
-      `query { contactProfile(providerReference: "${fixture.providerRef}", reference: "any") { name } }`,
     ];
-    for (const query of queries) expect(codeOf(await other.graphql(query))).toBe('NOT_FOUND');
+    for (const query of lists) expect(codeOf(await other.graphql(query))).toBe('NOT_FOUND');
+    // Single lookups answer null: for the other CRM this CRM's provider and users do not exist.
+    expect((await other.graphql(`query { generalContactProfile(userReference: "${fixture.ownerRef}") { name } }`)).body).toEqual({ data: { generalContactProfile: null } });
+    expect((await other.graphql(`query { contactProfile(providerReference: "${fixture.providerRef}", reference: "any") { name } }`)).body).toEqual({ data: { contactProfile: null } });
+    expect((await other.graphql(`query { resource(providerReference: "${fixture.providerRef}", reference: "any") { uuid } }`)).body).toEqual({ data: { resource: null } });
   });
 });

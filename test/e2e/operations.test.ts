@@ -132,9 +132,12 @@ describe('GET /metrics', () => {
   it('times GraphQL operations by operation type, root field and outcome', async () => {
     const { key } = await app.newCrm();
     const client = apiClient(app.baseUrl, key);
-    expect((await client.graphql('{ provider(reference: "nobody@crm") { uuid } }')).status).toBe(200);
+    expect((await client.graphql('{ staff(providerReference: "nobody@crm") { email } }')).status).toBe(200);
+    expect((await client.graphql('{ provider(reference: "nobody@crm") { uuid } }')).body).toEqual({ data: { provider: null } });
     const text = (await app.anonymous.get('/metrics')).text;
-    expect(text).toMatch(/booking_graphql_request_duration_seconds_count\{operation="query",field="provider",status="NOT_FOUND"\} [1-9]/);
+    expect(text).toMatch(/booking_graphql_request_duration_seconds_count\{operation="query",field="staff",status="NOT_FOUND"\} [1-9]/);
+    // A single lookup of something unknown answers null: a success, not an error.
+    expect(text).toMatch(/booking_graphql_request_duration_seconds_count\{operation="query",field="provider",status="ok"\} [1-9]/);
   });
 
   it('asks for METRICS_TOKEN when one is set', async () => {

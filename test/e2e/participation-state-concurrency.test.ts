@@ -5,7 +5,7 @@ import { startTestApp, type TestApp } from '../support/harness.js';
 import { enc } from '../support/offerings-fixtures.js';
 import { addParticipation, createAppointment, mailRowsOfParticipation, setupScheduling, type SchedulingFixture, sql } from '../support/scheduling-fixtures.js';
 
-const UPDATE_STATE = `mutation($p: String!, $r: String!, $s: String!) {
+const UPDATE_STATE = `mutation($p: String!, $r: String!, $s: ParticipationState!) {
   updateParticipationState(providerReference: $p, reference: $r, state: $s) { state } }`;
 
 interface StateEvent {

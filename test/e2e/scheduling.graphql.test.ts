@@ -47,7 +47,7 @@ describe('scheduling: GraphQL', () => {
   const CREATE_SERIES = `mutation($p: String!, $i: AppointmentSeriesInput!) { createAppointmentSeries(providerReference: $p, input: $i) { seriesId appointments { ${APPOINTMENT} } } }`;
   const CREATE_PARTICIPATION = `mutation($p: String!, $i: ParticipationInput!, $ignoreCapacity: Boolean, $onDuplicateRaise: Boolean, $sendMails: Boolean) {
     createParticipation(providerReference: $p, input: $i, ignoreCapacity: $ignoreCapacity, onDuplicateRaise: $onDuplicateRaise, sendMails: $sendMails) { created participation { ${PARTICIPATION} } } }`;
-  const UPDATE_STATE = `mutation($p: String!, $r: String!, $s: String!, $m: String, $sendMails: Boolean) {
+  const UPDATE_STATE = `mutation($p: String!, $r: String!, $s: ParticipationState!, $m: String, $sendMails: Boolean) {
     updateParticipationState(providerReference: $p, reference: $r, state: $s, message: $m, sendMails: $sendMails) { ${PARTICIPATION} } }`;
 
   const timeslotInput = (overrides: Record<string, unknown> = {}) => ({
@@ -91,10 +91,11 @@ describe('scheduling: GraphQL', () => {
         p: f.providerRef,
         t: [
           timeslotInput({ resourceReference: resourceRef, reference: null, address: 'https://meet.example.com/x' }),
-          timeslotInput({ resourceReference: resourceRef, start: '2027-03-02T08:00', end: '2027-03-02T10:00', address: { city: 'Köln', zip: '50667', street: 'Dom', number: '1' } }),
+          timeslotInput({ resourceReference: resourceRef, start: '2027-03-02T08:00', end: '2027-03-02T10:00', state: 'CREATED', address: { city: 'Köln', zip: '50667', street: 'Dom', number: '1' } }),
         ],
       });
       expect(error).toBeUndefined();
+      expect(data.createTimeslots.map((t: { state: string }) => t.state)).toEqual(['BOOKABLE', 'CREATED']);
       expect(data.createTimeslots[0]).toMatchObject({
         reference: expect.stringMatching(/^timeslot-/),
         start: '2027-03-01T07:00:00.000Z',
@@ -114,6 +115,11 @@ describe('scheduling: GraphQL', () => {
         expect(error?.code).toBe('VALIDATION_FAILED');
         expect(error?.message).toMatch(/^timeslots\[1\]\./);
       }
+      // A state outside TimeslotState is refused by GraphQL (400) before anything is stored.
+      const badState = await f.api.graphql(CREATE_TIMESLOTS, { p: f.providerRef, t: [timeslotInput({ resourceReference: resourceRef, state: 'OPEN' })] });
+      expect(badState.status).toBe(400);
+      expect(badState.body.errors![0].extensions.code).toBe('BAD_USER_INPUT');
+      expect(badState.body.errors![0].message).toContain('TimeslotState');
       const { data } = await gql(`query($p: String!, $r: String!) { timeslots(providerReference: $p, resourceReference: $r, from: "2027-01-01T00:00", to: "2028-01-01T00:00") { nodes { reference } } }`, {
         p: f.providerRef,
         r: resourceRef,
@@ -184,10 +190,15 @@ describe('scheduling: GraphQL', () => {
       expect(full.data.createAppointment).toMatchObject({ capacity: 3, acceptBookings: true, address: { __typename: 'TextLocation', text: 'Zoom' }, price: { value: 20.5, currency: 'CHF' }, productName: 'P' });
 
       expect((await gql(CREATE_APPOINTMENT, { p: f.providerRef, i: input })).error).toEqual({ code: 'CONFLICT', message: `Appointment reference ${input.reference} already exists` });
-      expect((await gql(CREATE_APPOINTMENT, { p: f.providerRef, i: appointmentInput({ price: { value: 1, currency: 'USD' } }) })).error).toEqual({
-        code: 'VALIDATION_FAILED',
-        message: 'price.currency must be one of EUR, CHF',
-      });
+      // A currency outside the enum is refused by GraphQL itself: 400, nothing stored.
+      const usd = appointmentInput({ price: { value: 1, currency: 'USD' } });
+      const refused = await f.api.graphql(CREATE_APPOINTMENT, { p: f.providerRef, i: usd });
+      expect(refused.status).toBe(400);
+      expect(refused.body.errors![0].extensions.code).toBe('BAD_USER_INPUT');
+      expect(refused.body.errors![0].message).toContain('Currency');
+      expect(await sql(app, 'select id from appointment where reference = ?', [usd.reference])).toEqual([]);
+      const eur = await gql(CREATE_APPOINTMENT, { p: f.providerRef, i: appointmentInput({ price: { value: 1, currency: 'EUR' } }) });
+      expect(eur.data.createAppointment.price).toEqual({ value: 1, currency: 'EUR' });
       expect((await gql(CREATE_APPOINTMENT, { p: f.providerRef, i: appointmentInput({ resourceReference: 'nope' }) })).error?.code).toBe('VALIDATION_FAILED');
       expect((await gql(CREATE_APPOINTMENT, { p: f.providerRef, i: appointmentInput({ productReference: 'nope' }) })).error?.code).toBe('VALIDATION_FAILED');
       expect((await gql(CREATE_APPOINTMENT, { p: f.providerRef, i: appointmentInput({ end: '2027-03-01T07:00' }) })).error?.message).toBe('end must be after start');
@@ -215,7 +226,7 @@ describe('scheduling: GraphQL', () => {
         resourceReference: f.resourceRef,
         productReference: f.productRef,
         capacity: 2,
-        series_data: { from: '2027-03-26T00:00', to: '2027-03-31T00:00', raster: 60, weekdays: ['5', '1'] },
+        series_data: { from: '2027-03-26T00:00', to: '2027-03-31T00:00', raster: 60, weekdays: ['FRIDAY', 'MONDAY'] },
       };
       const { data, error } = await gql(CREATE_SERIES, { p: f.providerRef, i: input });
       expect(error).toBeUndefined();
@@ -224,6 +235,24 @@ describe('scheduling: GraphQL', () => {
       expect(appointments.every((a: { seriesId: string; reference: string }) => a.seriesId === seriesId && a.reference.includes(seriesId))).toBe(true);
       const missing = await gql(CREATE_SERIES, { p: f.providerRef, i: { ...input, series_data: { ...input.series_data, weekdays: null } } });
       expect(missing.error).toEqual({ code: 'VALIDATION_FAILED', message: 'series_data.weekdays is required when the series spans more than one day' });
+      // The REST spelling ("1") is not a Weekday: 400 before the service, no appointment created.
+      const before = await sql(app, 'select id from appointment where series_id is not null');
+      for (const weekdays of [['5'], ['FUNDAY']]) {
+        const refused = await f.api.graphql(CREATE_SERIES, { p: f.providerRef, i: { ...input, series_data: { ...input.series_data, weekdays } } });
+        expect(refused.status).toBe(400);
+        expect(refused.body.errors![0].extensions.code).toBe('BAD_USER_INPUT');
+        expect(refused.body.errors![0].message).toContain('Weekday');
+      }
+      expect(await sql(app, 'select id from appointment where series_id is not null')).toHaveLength(before.length);
+      // Every name is the ISO weekday of the REST spelling: a week with all seven days has one appointment per day.
+      const week = await gql(CREATE_SERIES, {
+        p: f.providerRef,
+        i: { ...input, series_data: { from: '2027-04-05T00:00', to: '2027-04-12T00:00', raster: 60, weekdays: ['MONDAY', 'TUESDAY', 'WEDNESDAY', 'THURSDAY', 'FRIDAY', 'SATURDAY', 'SUNDAY'] } },
+      });
+      expect(week.error).toBeUndefined();
+      expect(week.data.createAppointmentSeries.appointments).toHaveLength(7);
+      const sundays = await gql(CREATE_SERIES, { p: f.providerRef, i: { ...input, series_data: { from: '2027-04-12T00:00', to: '2027-04-26T00:00', raster: 60, weekdays: ['SUNDAY'] } } });
+      expect(sundays.data.createAppointmentSeries.appointments.map((a: { start: string }) => a.start)).toEqual(['2027-04-18T07:00:00Z', '2027-04-25T07:00:00Z']);
     });
 
     it('appointments query: filters by product, resource and archived', async () => {
@@ -369,9 +398,18 @@ describe('scheduling: GraphQL', () => {
         expect(error?.message).toContain(`from ${from} to ${to}`);
       });
 
-      it('unknown state: VALIDATION_FAILED; unknown participation: NOT_FOUND', async () => {
+      it('unknown state: 400 from GraphQL, the participation unchanged; unknown participation: NOT_FOUND', async () => {
         const reference = await participationIn('BOOKED');
-        expect((await gql(UPDATE_STATE, { p: f.providerRef, r: reference, s: 'DONE' })).error?.code).toBe('VALIDATION_FAILED');
+        for (const state of ['DONE', 'booked']) {
+          const refused = await f.api.graphql(UPDATE_STATE, { p: f.providerRef, r: reference, s: state });
+          expect(refused.status).toBe(400);
+          expect(refused.body.errors![0].extensions.code).toBe('BAD_USER_INPUT');
+          expect(refused.body.errors![0].message).toContain('ParticipationState');
+        }
+        const inline = await f.api.graphql(`mutation { updateParticipationState(providerReference: "${f.providerRef}", reference: "${reference}", state: "CANCELED") { state } }`);
+        expect(inline.status).toBe(400);
+        expect(inline.body.errors![0].extensions.code).toBe('GRAPHQL_VALIDATION_FAILED');
+        expect(await sql(app, 'select state from participation where reference = ?', [reference])).toEqual([{ state: 'BOOKED' }]);
         expect((await gql(UPDATE_STATE, { p: f.providerRef, r: 'nope', s: 'CANCELED' })).error?.code).toBe('NOT_FOUND');
       });
     });
@@ -420,13 +458,12 @@ describe('scheduling: GraphQL', () => {
     });
   });
 
-  it("gives another CRM NOT_FOUND for this CRM's provider data", async () => {
+  it("gives another CRM NOT_FOUND for this CRM's provider data (customer: null)", async () => {
     const other = await app.newCrm();
     const client = apiClient(app.baseUrl, other.key);
     const operations: [string, Record<string, unknown>][] = [
       [`query($p: String!) { appointments(providerReference: $p) { nodes { reference } } }`, { p: f.providerRef }],
       [`query($p: String!, $r: String!) { timeslots(providerReference: $p, resourceReference: $r, from: "2027-01-01T00:00", to: "2027-02-01T00:00") { nodes { reference } } }`, { p: f.providerRef, r: f.resourceRef }],
-      [`query($p: String!) { customer(providerReference: $p, reference: "x") { userName } }`, { p: f.providerRef }],
       [CREATE_APPOINTMENT, { p: f.providerRef, i: appointmentInput() }],
       [CREATE_TIMESLOTS, { p: f.providerRef, t: [timeslotInput()] }],
     ];
@@ -434,6 +471,8 @@ describe('scheduling: GraphQL', () => {
       const res = await client.graphql(query, variables);
       expect(res.body.errors?.[0]?.extensions?.code).toBe('NOT_FOUND');
     }
+    const customer = await client.graphql(`query($p: String!) { customer(providerReference: $p, reference: "x") { userName } }`, { p: f.providerRef });
+    expect(customer.body).toEqual({ data: { customer: null } });
     // Without a key nothing is answered.
     const anonymous = await app.anonymous.graphql(`query($p: String!) { appointments(providerReference: $p) { nodes { reference } } }`, { p: f.providerRef });
     expect(anonymous.body.errors?.[0]?.extensions?.code).toBe('UNAUTHENTICATED');

@@ -210,15 +210,18 @@ describe('Setup: create and get account', () => {
   });
 
   describe('GraphQL', () => {
+    /** GraphQL names the branch by its enum value (REAL_ESTATE for REST's real-estate). */
+    const graphqlBody = (overrides: Record<string, unknown> = {}) => accountBody({ branch: 'REAL_ESTATE', ...overrides });
+
     it('createAccount creates (created true) and returns the existing one unchanged (created false)', async () => {
-      const input = accountBody({ invoiceAddress: ADDRESS, invoiceTaxId: 'T-1' });
+      const input = graphqlBody({ invoiceAddress: ADDRESS, invoiceTaxId: 'T-1' });
       const first = await api.graphql(CREATE_ACCOUNT, { input });
       expect(first.body.errors).toBeUndefined();
       expect(first.body.data.createAccount).toEqual({
         created: true,
         account: {
           ownerReference: ownerRef,
-          branch: 'real-estate',
+          branch: 'REAL_ESTATE',
           accountReference: input.accountReference,
           invoiceAddress: { ...ADDRESS, countryCode: 'DE' },
           invoiceContactName: null,
@@ -227,36 +230,56 @@ describe('Setup: create and get account', () => {
           email: null,
         },
       });
-      const second = await api.graphql(CREATE_ACCOUNT, { input: { ...input, invoiceTaxId: 'T-2', branch: 'misc' } });
+      const second = await api.graphql(CREATE_ACCOUNT, { input: { ...input, invoiceTaxId: 'T-2', branch: 'MISC' } });
       expect(second.body.data.createAccount).toEqual({ ...first.body.data.createAccount, created: false });
       const read = await api.graphql(ACCOUNT_QUERY, { reference: input.accountReference });
       expect(read.body.data.account).toEqual(first.body.data.createAccount.account);
     });
 
-    it('the documented 404s carry their codes in extensions.code', async () => {
-      const owner = await api.graphql(CREATE_ACCOUNT, { input: accountBody({ ownerReference: 'ghost@crm' }) });
+    it.each([
+      ['REAL_ESTATE', 'real-estate'],
+      ['FACILITIES', 'facilities'],
+      ['HANDYMAN', 'handyman'],
+      ['SPORTS_AND_LEISURE', 'sports-and-leisure'],
+      ['MISC', 'misc'],
+    ])('branch %s is stored as %s (REST shows that) and read back by its GraphQL name', async (name, rest) => {
+      const input = graphqlBody({ branch: name });
+      expect((await api.graphql(CREATE_ACCOUNT, { input })).body.data.createAccount.account.branch).toBe(name);
+      expect((await api.get(`${base}/${encodeURIComponent(input.accountReference as string)}`)).body.account.branch).toBe(rest);
+      expect((await api.graphql(ACCOUNT_QUERY, { reference: input.accountReference })).body.data.account.branch).toBe(name);
+    });
+
+    it('the documented 404s carry their codes in extensions.code; an unknown branch is refused by GraphQL (400), account is null when unknown', async () => {
+      const owner = await api.graphql(CREATE_ACCOUNT, { input: graphqlBody({ ownerReference: 'ghost@crm' }) });
       expect(owner.body.errors![0]).toMatchObject({ message: 'no user found for ownerReference', extensions: { code: 'USER_NOT_FOUND' } });
-      const branch = await api.graphql(CREATE_ACCOUNT, { input: accountBody({ branch: 'zoo' }) });
-      expect(branch.body.errors![0]).toMatchObject({ message: 'Unable to find specified branch. Was zoo', extensions: { code: 'BRANCH_NOT_FOUND' } });
-      const reference = await api.graphql(CREATE_ACCOUNT, { input: accountBody({ accountReference: 'plain' }) });
+      for (const branch of ['zoo', 'real-estate']) {
+        const input = graphqlBody({ branch });
+        const refused = await api.graphql(CREATE_ACCOUNT, { input });
+        expect(refused.status).toBe(400);
+        expect(refused.body.errors![0].extensions.code).toBe('BAD_USER_INPUT');
+        expect(refused.body.errors![0].message).toContain('Branch');
+        expect((await api.graphql(ACCOUNT_QUERY, { reference: input.accountReference })).body).toEqual({ data: { account: null } });
+      }
+      const reference = await api.graphql(CREATE_ACCOUNT, { input: graphqlBody({ accountReference: 'plain' }) });
       expect(reference.body.errors![0]).toMatchObject({
         message: 'Unable to parse account reference. Was plain',
         extensions: { code: 'REFERENCE_UNPARSABLE' },
       });
       const missing = await api.graphql(ACCOUNT_QUERY, { reference: 'unknown@crm' });
-      expect(missing.body.errors![0].extensions.code).toBe('NOT_FOUND');
+      expect(missing.status).toBe(200);
+      expect(missing.body).toEqual({ data: { account: null } });
     });
 
     it('VALIDATION_FAILED for an empty required field and an incomplete invoice address', async () => {
-      const empty = await api.graphql(CREATE_ACCOUNT, { input: accountBody({ ownerReference: '' }) });
+      const empty = await api.graphql(CREATE_ACCOUNT, { input: graphqlBody({ ownerReference: '' }) });
       expect(empty.body.errors![0].extensions.code).toBe('VALIDATION_FAILED');
       expect(empty.body.errors![0].message).toContain('ownerReference');
       const { zip: _zip, ...address } = ADDRESS;
-      const incomplete = await api.graphql(CREATE_ACCOUNT, { input: accountBody({ invoiceAddress: address }) });
+      const incomplete = await api.graphql(CREATE_ACCOUNT, { input: graphqlBody({ invoiceAddress: address }) });
       // zip is non-null in AddressInput, so GraphQL rejects it before the service.
       expect(incomplete.status).toBeLessThan(500);
       expect(incomplete.body.errors![0].message).toContain('zip');
-      const noCountry = await api.graphql(CREATE_ACCOUNT, { input: accountBody({ invoiceAddress: { ...ADDRESS, countryCode: null } }) });
+      const noCountry = await api.graphql(CREATE_ACCOUNT, { input: graphqlBody({ invoiceAddress: { ...ADDRESS, countryCode: null } }) });
       expect(noCountry.body.errors![0].extensions.code).toBe('VALIDATION_FAILED');
       expect(noCountry.body.errors![0].message).toContain('invoiceAddress.countryCode');
     });

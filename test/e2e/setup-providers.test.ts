@@ -238,7 +238,7 @@ describe('Setup: providers and staff', () => {
 
   describe('GraphQL', () => {
     it('createProvider creates (created true), repeats (created false) and provider reads it', async () => {
-      const input = providerBody({ subbranch: 'plumbing', branch: 'handyman' });
+      const input = providerBody({ subbranch: 'plumbing', branch: 'HANDYMAN', language: 'EN' });
       const first = await api.graphql(CREATE_PROVIDER, { input });
       expect(first.body.errors).toBeUndefined();
       expect(first.body.data.createProvider).toEqual({
@@ -251,7 +251,7 @@ describe('Setup: providers and staff', () => {
           mobile: null,
           phone: null,
           impressum: null,
-          branch: 'handyman',
+          branch: 'HANDYMAN',
           subbranch: 'plumbing',
         },
       });
@@ -259,10 +259,32 @@ describe('Setup: providers and staff', () => {
       expect(again.body.data.createProvider).toEqual({ ...first.body.data.createProvider, created: false });
       const read = await api.graphql(PROVIDER_QUERY, { reference: input.reference });
       expect(read.body.data.provider).toEqual(first.body.data.createProvider.provider);
+      // The enums are stored as the REST strings.
+      expect((await api.get(path(input.reference))).body.provider).toMatchObject({ branch: 'handyman', subbranch: 'plumbing' });
+      const stored = await app.orm.em.fork().findOneOrFail(Provider, { reference: input.reference, crm: crmId });
+      expect(stored.language).toBe('en');
     });
 
-    it('provider answers NOT_FOUND; createProvider errors carry their codes', async () => {
-      expect((await api.graphql(PROVIDER_QUERY, { reference: 'ghost@crm' })).body.errors![0].extensions.code).toBe('NOT_FOUND');
+    it('createProvider refuses a branch or language outside the enums with 400 and creates nothing', async () => {
+      for (const overrides of [{ branch: 'handyman' }, { branch: 'space' }, { language: 'fr' }, { language: 'de' }]) {
+        const input = providerBody(overrides);
+        const res = await api.graphql(CREATE_PROVIDER, { input });
+        expect(res.status).toBe(400);
+        expect(res.body.errors![0].extensions.code).toBe('BAD_USER_INPUT');
+        expect(res.body.errors![0].message).toMatch(/Branch|Language/);
+        expect((await api.graphql(PROVIDER_QUERY, { reference: input.reference })).body).toEqual({ data: { provider: null } });
+      }
+    });
+
+    it('provider answers null when unknown (another CRM\'s provider too); createProvider errors carry their codes', async () => {
+      const unknown = await api.graphql(PROVIDER_QUERY, { reference: 'ghost@crm' });
+      expect(unknown.status).toBe(200);
+      expect(unknown.body).toEqual({ data: { provider: null } });
+      const mine = providerBody();
+      expect((await api.graphql(CREATE_PROVIDER, { input: mine })).body.errors).toBeUndefined();
+      const other = (await app.newCrm()).api;
+      expect((await other.graphql(PROVIDER_QUERY, { reference: mine.reference })).body).toEqual({ data: { provider: null } });
+      expect((await app.anonymous.graphql(PROVIDER_QUERY, { reference: mine.reference })).body.errors![0].extensions.code).toBe('UNAUTHENTICATED');
       const owner404 = await api.graphql(CREATE_PROVIDER, { input: providerBody({ ownerReference: 'ghost@crm' }) });
       expect(owner404.body.errors![0]).toMatchObject({ message: 'no user found for ownerReference', extensions: { code: 'USER_NOT_FOUND' } });
       const empty = await api.graphql(CREATE_PROVIDER, { input: providerBody({ name: ' ' }) });

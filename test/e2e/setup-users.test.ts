@@ -287,7 +287,7 @@ describe('Setup: createUser and user (GraphQL)', () => {
     expect(res.body.errors).toBeUndefined();
     expect(res.body.data.createUser).toEqual({
       created: true,
-      outcome: 'created',
+      outcome: 'CREATED',
       user: { reference: input.reference, email: input.email, username: input.username, firstName: null, lastName: 'Muster', phone: null, mobile: null },
     });
     const read = await api.graphql(USER_QUERY, { reference: input.reference });
@@ -300,7 +300,7 @@ describe('Setup: createUser and user (GraphQL)', () => {
     const res = await create({ ...input, firstName: 'B', lastName: 'C', phone: '+41 44 1234567', mobile: '+41 79 1234567' });
     expect(res.body.data.createUser).toMatchObject({
       created: false,
-      outcome: 'updated',
+      outcome: 'UPDATED',
       user: { firstName: 'B', lastName: 'C', phone: '+41 44 1234567', mobile: '+41 79 1234567' },
     });
   });
@@ -310,7 +310,7 @@ describe('Setup: createUser and user (GraphQL)', () => {
     await create(first);
     const res = await create(newUserBody({ email: first.email }));
     const [local, domain] = (first.email as string).split('@');
-    expect(res.body.data.createUser).toMatchObject({ created: true, outcome: 'created', user: { email: `${local}+1@${domain}` } });
+    expect(res.body.data.createUser).toMatchObject({ created: true, outcome: 'CREATED', user: { email: `${local}+1@${domain}` } });
   });
 
   it('rule 3: links a user without reference (outcome linked) and queues a verification mail', async () => {
@@ -323,7 +323,7 @@ describe('Setup: createUser and user (GraphQL)', () => {
     const res = await create(input);
     expect(res.body.data.createUser).toMatchObject({
       created: false,
-      outcome: 'linked',
+      outcome: 'LINKED',
       user: { reference: input.reference, email, firstName: 'Stella', lastName: 'Muster', mobile: '+49 171 7654321' },
     });
     const em = app.orm.em.fork();
@@ -360,9 +360,40 @@ describe('Setup: createUser and user (GraphQL)', () => {
     expect(res.body.errors![0].message).toContain('email');
   });
 
-  it('user answers NOT_FOUND for an unknown reference', async () => {
+  it('user answers null for an unknown reference (and for a user of another CRM)', async () => {
     const res = await api.graphql(USER_QUERY, { reference: 'nobody@crm' });
-    expect(res.body.data).toBeNull();
-    expect(res.body.errors![0].extensions.code).toBe('NOT_FOUND');
+    expect(res.status).toBe(200);
+    expect(res.body).toEqual({ data: { user: null } });
+    const input = newUserBody();
+    await create(input);
+    const other = (await app.newCrm()).api;
+    expect((await other.graphql(USER_QUERY, { reference: input.reference })).body).toEqual({ data: { user: null } });
+    expect((await app.anonymous.graphql(USER_QUERY, { reference: input.reference })).body.errors![0].extensions.code).toBe('UNAUTHENTICATED');
+  });
+
+  it('language is the enum DE or EN (stored as de/en); another value is refused with 400 and nothing is created', async () => {
+    const input = newUserBody({ language: 'EN' });
+    expect((await create(input)).body.data.createUser.outcome).toBe('CREATED');
+    const em = app.orm.em.fork();
+    expect((await em.findOneOrFail(User, { reference: input.reference as string, crm: crmId })).language).toBe('en');
+    const bad = newUserBody({ language: 'fr' });
+    const res = await create(bad);
+    expect(res.status).toBe(400);
+    expect(res.body.errors![0].extensions.code).toBe('BAD_USER_INPUT');
+    expect(res.body.errors![0].message).toContain('Language');
+    expect(await em.findOne(User, { reference: bad.reference as string, crm: crmId })).toBeNull();
+  });
+
+  it('language is the enum DE or EN (stored as de/en); another value is refused with 400 and nothing is created', async () => {
+    const input = newUserBody({ language: 'EN' });
+    expect((await create(input)).body.data.createUser.outcome).toBe('CREATED');
+    const em = app.orm.em.fork();
+    expect((await em.findOneOrFail(User, { reference: input.reference as string, crm: crmId })).language).toBe('en');
+    const bad = newUserBody({ language: 'fr' });
+    const res = await create(bad);
+    expect(res.status).toBe(400);
+    expect(res.body.errors![0].extensions.code).toBe('BAD_USER_INPUT');
+    expect(res.body.errors![0].message).toContain('Language');
+    expect(await em.findOne(User, { reference: bad.reference as string, crm: crmId })).toBeNull();
   });
 });

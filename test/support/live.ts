@@ -7,7 +7,7 @@ import type { ApiClient } from './http.js';
 import { liveChannel, TOPICS } from '../../services/kernel/jobs.js';
 
 
-export const CAPACITY_SUBSCRIPTION = `subscription ($refs: [String!]!, $from: String, $to: String, $channelKey: String) {
+export const CAPACITY_SUBSCRIPTION = `subscription ($refs: [String!]!, $from: String, $to: String, $channelKey: ChannelKey) {
   capacityChanged(refs: $refs, from: $from, to: $to, channelKey: $channelKey, timeFormat: "yyyy-MM-dd'T'HH:mm:ssxxx") {
     scope resourceUuid from to
     bookable { id resourceUuid timeslotUuid appointmentUuid productUuid kind start end formattedStart formattedEnd capacity capacityLeft }

@@ -7,6 +7,7 @@ import { reserveAppointment } from '../../../services/booking/reserve.service.js
 import { slotId } from '../../../services/booking/slot-id.js';
 import type { Context } from '../../../services/kernel/context.js';
 import { listChannels, saveChannel } from '../../../services/resources/booking-channel.service.js';
+import { ChannelKey } from '../enums.js';
 import { plain } from '../plain.js';
 import {
   ActiveProductType,
@@ -23,7 +24,7 @@ import {
 import { camelKeys } from './camel-keys.js';
 
 const REFS = 'additional resources (REST: the repeatable query parameter ref)';
-const CHANNEL = 'RESOURCE_PUBLIC (default), RESOURCE_EXCLUSIVE, RESOURCE_REFERENCE or CALENDAR_PUBLIC';
+const CHANNEL = 'default RESOURCE_PUBLIC';
 const WINDOW_FROM = 'extension: list slots starting at or after this ISO 8601 date-time (without offset: the provider’s time zone); default now';
 const WINDOW_TO = 'extension: list slots starting before this; default from + 366 days, at most 366 days after from';
 const orUndefined = (value: string | null | undefined): string | undefined => value ?? undefined;
@@ -42,8 +43,8 @@ export class BookingResolver {
     @Arg('refs', () => [String], { nullable: true, description: REFS }) refs: string[] | null,
     @Arg('groupFormat', () => String, { nullable: true, description: 'date pattern, default yyyy-MM-dd' }) groupFormat: string | null,
     @Arg('timeFormat', () => String, { nullable: true, description: 'date pattern, default yyyy-MM-dd HH:mm' }) timeFormat: string | null,
-    @Arg('languageTag', () => String, { nullable: true, description: 'language of month and day names, default de' }) languageTag: string | null,
-    @Arg('channelKey', () => String, { nullable: true, description: CHANNEL }) channelKey: string | null,
+    @Arg('languageTag', () => String, { nullable: true, description: 'language tag of month and day names (de, en-GB, fr, …; an unknown one counts as de), default de' }) languageTag: string | null,
+    @Arg('channelKey', () => ChannelKey, { nullable: true, description: CHANNEL }) channelKey: ChannelKey | null,
     @Arg('prdRef', () => String, { nullable: true, description: 'product reference or UUID' }) prdRef: string | null,
     @Arg('from', () => String, { nullable: true, description: WINDOW_FROM }) from: string | null,
     @Arg('to', () => String, { nullable: true, description: WINDOW_TO }) to: string | null,
@@ -67,7 +68,7 @@ export class BookingResolver {
     @Arg('ref', () => String) ref: string,
     @Arg('input', () => ReserveAppointmentInput) input: ReserveAppointmentInput,
     @Arg('refs', () => [String], { nullable: true, description: REFS }) refs: string[] | null,
-    @Arg('channelKey', () => String, { nullable: true, description: CHANNEL }) channelKey: string | null,
+    @Arg('channelKey', () => ChannelKey, { nullable: true, description: CHANNEL }) channelKey: ChannelKey | null,
   ): Promise<ReserveAppointmentPayload> {
     const { timeslotUuid, appointmentUuid, productUuid, from, to } = input;
     const body = { timeslot_uuid: timeslotUuid, appointment_uuid: appointmentUuid, product_uuid: productUuid, from: from.toISOString(), to: to.toISOString() };
@@ -94,7 +95,7 @@ export class BookingResolver {
     @Ctx() ctx: Context,
     @Arg('refs', () => [String], { nullable: true, description: 'resource references or UUIDs' }) refs: string[] | null,
     @Arg('tslRefs', () => [String], { nullable: true, description: 'timeslot or appointment references or UUIDs' }) tslRefs: string[] | null,
-    @Arg('channelKey', () => String, { nullable: true, description: CHANNEL }) channelKey: string | null,
+    @Arg('channelKey', () => ChannelKey, { nullable: true, description: CHANNEL }) channelKey: ChannelKey | null,
   ): Promise<ActiveProductType[]> {
     return activeProducts(ctx, { refs: refs ?? [], tslRefs: tslRefs ?? [], channelKey: orUndefined(channelKey) });
   }
@@ -104,7 +105,7 @@ export class BookingResolver {
     @Ctx() ctx: Context,
     @Arg('refs', () => [String], { nullable: true, description: 'resource references or UUIDs' }) refs: string[] | null,
     @Arg('tslRefs', () => [String], { nullable: true, description: 'timeslot or appointment references or UUIDs' }) tslRefs: string[] | null,
-    @Arg('channelKey', () => String, { nullable: true, description: CHANNEL }) channelKey: string | null,
+    @Arg('channelKey', () => ChannelKey, { nullable: true, description: CHANNEL }) channelKey: ChannelKey | null,
   ): Promise<PublicDataType> {
     return publicData(ctx, { refs: refs ?? [], tslRefs: tslRefs ?? [], channelKey: orUndefined(channelKey) });
   }
@@ -123,7 +124,7 @@ export class BookingResolver {
     @Ctx() ctx: Context,
     @Arg('providerReference', () => String) providerReference: string,
     @Arg('resourceReference', () => String) resourceReference: string,
-    @Arg('channelKey', () => String, { description: CHANNEL }) channelKey: string,
+    @Arg('channelKey', () => ChannelKey) channelKey: ChannelKey,
     @Arg('input', () => BookingChannelInput) input: BookingChannelInput,
   ): Promise<BookingChannelType> {
     return saveChannel(ctx, providerReference, resourceReference, channelKey, plain(input));

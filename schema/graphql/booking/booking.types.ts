@@ -1,5 +1,6 @@
 import { GraphQLDateTime } from 'graphql-scalars';
 import { Field, ID, InputType, Int, ObjectType } from 'type-graphql';
+import { AppointmentState, BookableKind, BookingProcess, ChannelKey, ContactChannelType, ParticipationState } from '../enums.js';
 
 /**
  * GraphQL types of the public booking flow. Field names are the REST names in
@@ -13,7 +14,7 @@ const WITH_OFFSET = 'an instant (UTC); formattedStart/formattedEnd show it in th
 
 @ObjectType('BookingContactChannel', { description: 'The contact shown to consumers: the first customer-visible channel (mobile, phone, email).' })
 export class BookingContactChannelType {
-  @Field(() => String) type!: string;
+  @Field(() => ContactChannelType, { description: 'MOBILE, PHONE or EMAIL' }) type!: string;
   @Field(() => String) value!: string;
 }
 
@@ -29,8 +30,8 @@ export class BookableType {
   @Field(() => GraphQLDateTime, { description: WITH_OFFSET }) end!: string;
   @Field(() => String, { description: 'start formatted by timeFormat' }) formattedStart!: string;
   @Field(() => String, { description: 'end formatted by timeFormat' }) formattedEnd!: string;
-  @Field(() => ID, { nullable: true, description: 'REST timeslot_uuid; use it to reserve a models.Bookable' }) timeslotUuid!: string | null;
-  @Field(() => ID, { nullable: true, description: 'REST appointment_uuid; set for models.LotAppointment' }) appointmentUuid!: string | null;
+  @Field(() => ID, { nullable: true, description: 'REST timeslot_uuid; use it to reserve a BOOKABLE' }) timeslotUuid!: string | null;
+  @Field(() => ID, { nullable: true, description: 'REST appointment_uuid; set for a LOT_APPOINTMENT' }) appointmentUuid!: string | null;
   @Field(() => ID, { nullable: true, description: 'REST product_uuid; set when exactly one product applies' }) productUuid!: string | null;
   @Field(() => ID, { description: 'REST resource_uuid' }) resourceUuid!: string;
   @Field(() => String, { nullable: true, description: 'REST product_name' }) productName!: string | null;
@@ -39,7 +40,7 @@ export class BookableType {
   @Field(() => Int) capacity!: number;
   @Field(() => Int, { description: 'REST capacity_left: capacity minus booked, requested and live held places' }) capacityLeft!: number;
   @Field(() => [BookableProductType]) products!: BookableProductType[];
-  @Field(() => String, { description: 'models.Bookable or models.LotAppointment' }) kind!: string;
+  @Field(() => BookableKind) kind!: string;
 }
 
 @ObjectType('BookableGroup', { description: 'Bookables whose start formats to the same groupFormat value (REST: one key of the answer).' })
@@ -56,8 +57,8 @@ export class UpcomingBookablesType {
 
 @InputType('ReserveAppointmentInput', { description: 'REST body of reserve_appointment in camelCase.' })
 export class ReserveAppointmentInput {
-  @Field(() => ID, { nullable: true, description: 'REST timeslot_uuid, for a models.Bookable' }) timeslotUuid?: string | null;
-  @Field(() => ID, { nullable: true, description: 'REST appointment_uuid, for a models.LotAppointment' }) appointmentUuid?: string | null;
+  @Field(() => ID, { nullable: true, description: 'REST timeslot_uuid, for a BOOKABLE' }) timeslotUuid?: string | null;
+  @Field(() => ID, { nullable: true, description: 'REST appointment_uuid, for a LOT_APPOINTMENT' }) appointmentUuid?: string | null;
   @Field(() => ID, { description: 'REST product_uuid' }) productUuid!: string;
   @Field(() => GraphQLDateTime, { description: 'slot start: the start of the Bookable' }) from!: Date;
   @Field(() => GraphQLDateTime, { description: 'slot end: the end of the Bookable' }) to!: Date;
@@ -79,7 +80,7 @@ export class ReservedParticipationType {
   @Field(() => String, { nullable: true }) customerFullName!: string | null;
   @Field(() => String, { nullable: true }) customerEmail!: string | null;
   @Field(() => String, { nullable: true }) customerNote!: string | null;
-  @Field(() => String, { description: 'RESERVED' }) state!: string;
+  @Field(() => ParticipationState, { description: 'RESERVED' }) state!: string;
   @Field(() => String, { nullable: true, description: 'the address on one line (the REST spelling)' }) formatedAddress!: string | null;
   @Field(() => [String]) messages!: string[];
 }
@@ -88,20 +89,20 @@ export class ReservedParticipationType {
 export class ReservedCustomerType {
   @Field(() => ID) customerPlaceholderId!: string;
   @Field(() => ID) customerUuid!: string;
-  @Field(() => String) participationState!: string;
+  @Field(() => ParticipationState) participationState!: string;
   @Field(() => ID) participationId!: string;
 }
 
 @ObjectType('ReservedAppointment')
 export class ReservedAppointmentType {
   @Field(() => ID) uuid!: string;
-  @Field(() => String, { description: 'models.LotAppointment' }) kind!: string;
+  @Field(() => BookableKind, { description: 'LOT_APPOINTMENT' }) kind!: string;
   @Field(() => ID, { nullable: true }) productId!: string | null;
   @Field(() => String, { nullable: true }) productName!: string | null;
   @Field(() => ID) resourceId!: string;
   @Field(() => GraphQLDateTime, { description: WITH_OFFSET }) from!: string;
   @Field(() => GraphQLDateTime, { description: WITH_OFFSET }) to!: string;
-  @Field(() => String) state!: string;
+  @Field(() => AppointmentState) state!: string;
   @Field(() => Int) capacity!: number;
   @Field(() => Int) capacityLeft!: number;
   @Field(() => [ReservedCustomerType], { description: 'only the caller’s own hold' }) customers!: ReservedCustomerType[];
@@ -125,8 +126,12 @@ export class ConsumerBookingInput {
   @Field(() => String) lastname!: string;
   @Field(() => String, { nullable: true, description: 'with international prefix' }) mobile?: string | null;
   @Field(() => String, { nullable: true, description: 'at most 1024 characters' }) message?: string | null;
-  @Field(() => String, { nullable: true, description: 'de or en: language of the e-mails' }) locale?: string | null;
-  @Field(() => String, { nullable: true, description: 'default RESOURCE_PUBLIC' }) channelKey?: string | null;
+  @Field(() => String, {
+    nullable: true,
+    description: 'language of the consumer: two letters (de, en-GB, …); a String because any language is accepted: it formats formattedStart/formattedEnd, e-mails use it when it is de or en',
+  })
+  locale?: string | null;
+  @Field(() => ChannelKey, { nullable: true, description: 'default RESOURCE_PUBLIC' }) channelKey?: ChannelKey | null;
 }
 
 @ObjectType('CreatedAppointment', { description: 'REST createdAppointment in camelCase.' })
@@ -145,7 +150,7 @@ export class CreatedAppointmentType {
   @Field(() => Int) capacity!: number;
   @Field(() => Int) capacityLeft!: number;
   @Field(() => [BookableProductType]) products!: BookableProductType[];
-  @Field(() => String) kind!: string;
+  @Field(() => BookableKind) kind!: string;
   @Field(() => String, { description: 'signed URL with which the consumer cancels this booking alone' }) cancelLink!: string;
 }
 
@@ -174,7 +179,7 @@ export class PublicResourceType {
   @Field(() => ID) uuid!: string;
   @Field(() => String) name!: string;
   @Field(() => String, { nullable: true }) description!: string | null;
-  @Field(() => String, { nullable: true }) contactChannelType!: string | null;
+  @Field(() => ContactChannelType, { nullable: true, description: 'type of the contact channel shown (MOBILE, PHONE or EMAIL)' }) contactChannelType!: string | null;
   @Field(() => String, { nullable: true }) msgHelpText!: string | null;
   @Field(() => String, { nullable: true }) url!: string | null;
   @Field(() => String, { nullable: true }) imgUrl!: string | null;
@@ -191,7 +196,7 @@ export class PublicProviderType {
 
 @ObjectType('PublicChannel')
 export class PublicChannelType {
-  @Field(() => String, { description: 'IMMEDIATE or REQUESTED' }) bookingProcess!: string;
+  @Field(() => BookingProcess) bookingProcess!: string;
 }
 
 @ObjectType('PublicData', { description: 'What a booking page shows about a resource, its contact, provider and channel.' })
@@ -204,9 +209,9 @@ export class PublicDataType {
 
 @ObjectType('BookingChannel', { description: 'How one booking channel behaves for a resource; products by reference.' })
 export class BookingChannelType {
-  @Field(() => String, { description: 'RESOURCE_PUBLIC, RESOURCE_EXCLUSIVE, RESOURCE_REFERENCE or CALENDAR_PUBLIC' }) channelKey!: string;
+  @Field(() => ChannelKey) channelKey!: string;
   @Field(() => Boolean) visible!: boolean;
-  @Field(() => String, { description: 'IMMEDIATE or REQUESTED' }) bookingProcess!: string;
+  @Field(() => BookingProcess) bookingProcess!: string;
   @Field(() => [String], { nullable: true, description: 'product references offered; null offers every product of the resource' }) products!: string[] | null;
   @Field(() => [String], { description: 'product references offered only on channels that list them here' }) exclusiveProducts!: string[];
   @Field(() => [String], { description: 'RESOURCE_EXCLUSIVE: customer references allowed to book' }) acceptedCustomers!: string[];
@@ -215,7 +220,7 @@ export class BookingChannelType {
 @InputType('BookingChannelInput', { description: 'Only the fields given change; products: null offers every product again.' })
 export class BookingChannelInput {
   @Field(() => Boolean, { nullable: true }) visible?: boolean;
-  @Field(() => String, { nullable: true, description: 'IMMEDIATE or REQUESTED' }) bookingProcess?: string;
+  @Field(() => BookingProcess, { nullable: true }) bookingProcess?: BookingProcess;
   @Field(() => [String], { nullable: true }) products?: string[] | null;
   @Field(() => [String], { nullable: true }) exclusiveProducts?: string[];
   @Field(() => [String], { nullable: true }) acceptedCustomers?: string[];

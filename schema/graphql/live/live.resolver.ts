@@ -9,6 +9,8 @@ import { toAppointmentType } from '../scheduling/scheduling.resolver.js';
 import { openAppointmentFeed, type AppointmentChangeView } from '../../../services/live/appointment-feed.service.js';
 import { openCapacityFeed, type CapacityChangeView } from '../../../services/live/capacity-feed.service.js';
 import { DomainError } from '../../../services/kernel/errors.js';
+import { WEBHOOK_EVENT_OF_CHANGE } from '../../../services/webhooks/webhook-events.js';
+import { ChannelKey } from '../enums.js';
 import { plain } from '../plain.js';
 import { type LiveContext, liveHubOf } from './live-hub.js';
 import { camelKeys } from '../booking/camel-keys.js';
@@ -39,7 +41,7 @@ export class LiveResolver {
     @Arg('refs', () => [String]) _refs: string[],
     @Arg('from', () => String, { nullable: true }) _from?: string | null,
     @Arg('to', () => String, { nullable: true }) _to?: string | null,
-    @Arg('channelKey', () => String, { nullable: true }) _channelKey?: string | null,
+    @Arg('channelKey', () => ChannelKey, { nullable: true }) _channelKey?: ChannelKey | null,
     @Arg('timeFormat', () => String, { nullable: true, description: 'pattern of the bookables’ formattedStart/formattedEnd, as in upcomingBookables' })
     _timeFormat?: string | null,
     @Arg('languageTag', () => String, { nullable: true, description: 'language of month and day names, as in upcomingBookables' }) _languageTag?: string | null,
@@ -66,7 +68,8 @@ export class LiveResolver {
     @Root() batch: AppointmentChangeView[],
     @Arg('providerReference', () => String) _providerReference: string,
   ): AppointmentChangeType[] {
-    return overWebSocket(batch);
+    // The change is named as webhooks name it (WebhookEventType): PARTICIPATION_ADDED ↔ participation.added.
+    return overWebSocket(batch).map((view) => ({ ...view, change: WEBHOOK_EVENT_OF_CHANGE[view.change] }));
   }
 }
 

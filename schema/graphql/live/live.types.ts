@@ -1,6 +1,8 @@
 import { GraphQLDateTime } from 'graphql-scalars';
 import { Field, ID, ObjectType, registerEnumType } from 'type-graphql';
 import { BookableType } from '../booking/booking.types.js';
+import { AppointmentChangeKind, AppointmentState, ParticipationState } from '../enums.js';
+import type { WebhookEventType } from '../../../services/webhooks/webhook-events.js';
 
 /** What a capacity change is about (internal values: the feed's scope names). */
 export enum CapacityChangeScope {
@@ -34,17 +36,15 @@ export class CapacityChangeType {
 
 @ObjectType('AppointmentChange', { description: 'A change of one of the provider’s appointments. Instants in UTC.' })
 export class AppointmentChangeType {
-  @Field(() => String, {
-    description: 'PARTICIPATION_ADDED, PARTICIPATION_STATE_CHANGED, HOLD_EXPIRED, APPOINTMENT_CANCELLED or APPOINTMENT_DELETED',
-  })
-  change!: string;
+  @Field(() => AppointmentChangeKind, { description: 'what happened' }) change!: WebhookEventType;
   @Field(() => String) providerReference!: string;
   @Field(() => String) appointmentUuid!: string;
   @Field(() => String) appointmentReference!: string;
-  @Field(() => String, { description: 'ACTIVE or CANCELLED' }) appointmentState!: string;
+  @Field(() => AppointmentState, { description: 'the appointment’s state after the change (CANCELLED for a deleted one)' }) appointmentState!: string;
   @Field(() => String, { nullable: true }) participationUuid!: string | null;
   @Field(() => String, { nullable: true, description: 'null for booking-flow participations' }) participationReference!: string | null;
-  @Field(() => String, { nullable: true, description: 'the participation’s state after the change' }) state!: string | null;
-  @Field(() => String, { nullable: true }) previousState!: string | null;
+  @Field(() => ParticipationState, { nullable: true, description: 'the participation’s state after the change; null for appointment-wide changes and an expired hold' })
+  state!: string | null;
+  @Field(() => ParticipationState, { nullable: true, description: 'the participation’s state before the change; null for an added participation and appointment-wide changes' }) previousState!: string | null;
   @Field(() => GraphQLDateTime) at!: string;
 }

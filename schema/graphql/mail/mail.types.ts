@@ -1,13 +1,17 @@
 import { GraphQLDateTime } from 'graphql-scalars';
 import { Field, Int, ObjectType } from 'type-graphql';
+import { MailDeliveryStatus } from '../enums.js';
 
 @ObjectType('MailDelivery', { description: 'The state of one e-mail the service sent, or tried to send, about a participation.' })
 export class MailDeliveryType {
-  @Field(() => String, { description: 'Template name, e.g. booking-confirmation, participation-canceled' }) template!: string;
+  @Field(() => String, {
+    description:
+      'Template name, e.g. booking-confirmation, participation-canceled; a String, not an enum: a stored delivery may name a template this version no longer sends ("unknown" when none was recorded)',
+  })
+  template!: string;
   @Field(() => String, { nullable: true, description: 'Address written to; null until the mail is rendered; "erased" after the customer was deleted' })
   recipient!: string | null;
-  @Field(() => String, { description: 'PENDING (waiting in the outbox), QUEUED, SENDING, RETRYING, SENT, FAILED or SKIPPED (nobody to write to)' })
-  status!: string;
+  @Field(() => MailDeliveryStatus) status!: `${MailDeliveryStatus}`;
   @Field(() => Int, { description: 'Delivery attempts started so far' }) attempts!: number;
   @Field(() => String, { nullable: true, description: 'Reason of the last failure (for FAILED: why it was given up)' }) lastError!: string | null;
   @Field(() => GraphQLDateTime, { description: 'When the state last changed (ISO 8601, UTC)' }) updatedAt!: string;

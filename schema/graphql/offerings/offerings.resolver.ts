@@ -11,6 +11,7 @@ import { listProducts, saveProduct, toProductView } from '../../../services/prod
 import { deleteResource } from '../../../services/resources/resource-deletion.service.js';
 import { getResource, listResources, saveResource, updateResource } from '../../../services/resources/resource.service.js';
 import { toResourceDetailsView } from '../../../services/resources/resource.view.js';
+import { lookupDescription, orNull } from '../not-found.js';
 import { plain } from '../plain.js';
 import {
   ContactProfileInput,
@@ -49,13 +50,14 @@ export class OfferingsResolver {
     return (await listResources(ctx, providerReference)).map(toResourceDetailsView);
   }
 
-  @Query(() => ResourceType)
+  @Query(() => ResourceType, { nullable: true, description: lookupDescription('A live (not deleted) resource of the provider', 'the resource or the provider is unknown') })
   async resource(
     @Ctx() ctx: Context,
     @Arg('providerReference', () => String) providerReference: string,
     @Arg('reference', () => String) reference: string,
-  ): Promise<ResourceType> {
-    return toResourceDetailsView(await getResource(ctx, providerReference, reference));
+  ): Promise<ResourceType | null> {
+    const resource = await orNull(getResource(ctx, providerReference, reference));
+    return resource && toResourceDetailsView(resource);
   }
 
   @Mutation(() => SaveResourcePayload, { description: 'Creates a resource, or updates it (onDuplicateRaise: fails with a 400 code instead).' })
@@ -90,9 +92,10 @@ export class OfferingsResolver {
     return true;
   }
 
-  @Query(() => ContactProfileType, { description: "A user's general contact profile." })
-  async generalContactProfile(@Ctx() ctx: Context, @Arg('userReference', () => String) userReference: string): Promise<ContactProfileType> {
-    return toContactProfileView(await getGeneralContactProfile(ctx, userReference));
+  @Query(() => ContactProfileType, { nullable: true, description: lookupDescription("A user's general contact profile", 'the user is unknown or has no general profile') })
+  async generalContactProfile(@Ctx() ctx: Context, @Arg('userReference', () => String) userReference: string): Promise<ContactProfileType | null> {
+    const profile = await orNull(getGeneralContactProfile(ctx, userReference));
+    return profile && toContactProfileView(profile);
   }
 
   @Mutation(() => ContactProfileType, { description: "Creates or replaces a user's general contact profile." })
@@ -104,13 +107,14 @@ export class OfferingsResolver {
     return toContactProfileView(await saveGeneralContactProfile(ctx, userReference, plain(input)));
   }
 
-  @Query(() => ContactProfileType, { description: 'A provider-specific contact profile.' })
+  @Query(() => ContactProfileType, { nullable: true, description: lookupDescription('A provider-specific contact profile', 'the profile or the provider is unknown') })
   async contactProfile(
     @Ctx() ctx: Context,
     @Arg('providerReference', () => String) providerReference: string,
     @Arg('reference', () => String) reference: string,
-  ): Promise<ContactProfileType> {
-    return toContactProfileView(await getContactProfile(ctx, providerReference, reference));
+  ): Promise<ContactProfileType | null> {
+    const profile = await orNull(getContactProfile(ctx, providerReference, reference));
+    return profile && toContactProfileView(profile);
   }
 
   @Mutation(() => SaveContactProfilePayload, { description: 'Creates or updates a provider-specific contact profile.' })

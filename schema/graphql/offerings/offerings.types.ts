@@ -1,4 +1,5 @@
 import { Field, ID, InputType, Int, ObjectType } from 'type-graphql';
+import { ContactChannelType as ContactChannelKind } from '../enums.js';
 import { AddressInput, AddressType } from '../setup/setup.types.js';
 
 @ObjectType('Product', { description: 'A service a provider offers; durations and buffer times in minutes.' })
@@ -91,14 +92,14 @@ export class SaveResourcePayload {
 @ObjectType('ContactChannel')
 export class ContactChannelType {
   @Field(() => String, { nullable: true }) label!: string | null;
-  @Field(() => String, { description: 'mobile, phone, email, video, messenger, link or location' }) type!: string;
+  @Field(() => ContactChannelKind) type!: string;
   @Field(() => String) value!: string;
 }
 
 @InputType('ContactChannelInput')
 export class ContactChannelInput {
   @Field(() => String, { nullable: true }) label?: string | null;
-  @Field(() => String, { description: 'mobile, phone, email, video, messenger, link or location; one channel per type' }) type!: string;
+  @Field(() => ContactChannelKind, { description: 'one channel per type' }) type!: ContactChannelKind;
   @Field(() => String) value!: string;
 }
 

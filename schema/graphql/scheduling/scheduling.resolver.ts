@@ -12,6 +12,8 @@ import { createParticipation, type ParticipationView, toParticipationNode, updat
 import { createTimeslots, deleteTimeslot, listTimeslots, TIMESLOT_PAGE_MAX, updateTimeslot } from '../../../services/timeslots/timeslot.service.js';
 import { type TimeslotView, toTimeslotView } from '../../../services/timeslots/timeslot.view.js';
 import { toConnection } from '../connection.js';
+import { ParticipationState } from '../enums.js';
+import { lookupDescription, orNull } from '../not-found.js';
 import { plain } from '../plain.js';
 import {
   AppointmentConnection,
@@ -185,20 +187,20 @@ export class SchedulingResolver {
     @Ctx() ctx: Context,
     @Arg('providerReference', () => String) providerReference: string,
     @Arg('reference', () => String) reference: string,
-    @Arg('state', () => String) state: string,
+    @Arg('state', () => ParticipationState) state: ParticipationState,
     @Arg('message', () => String, { nullable: true }) message: string | null,
     @Arg('sendMails', () => Boolean, { defaultValue: true }) sendMails: boolean,
   ): Promise<ParticipationType> {
     return toParticipationNode(await updateParticipationState(ctx, providerReference, reference, { state, message }, sendMails));
   }
 
-  @Query(() => CustomerType, { nullable: true, description: 'A customer by reference; null when unknown.' })
+  @Query(() => CustomerType, { nullable: true, description: lookupDescription('A customer of the provider by reference', 'the customer (an erased one too) or the provider is unknown') })
   async customer(
     @Ctx() ctx: Context,
     @Arg('providerReference', () => String) providerReference: string,
     @Arg('reference', () => String) reference: string,
   ): Promise<CustomerType | null> {
-    const customer = await getCustomer(ctx, providerReference, reference);
+    const customer = await orNull(getCustomer(ctx, providerReference, reference));
     return customer ? toCustomerView(customer) : null;
   }
 

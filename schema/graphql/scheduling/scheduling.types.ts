@@ -1,9 +1,12 @@
 import { GraphQLDateTime, GraphQLJSON } from 'graphql-scalars';
 import { createUnionType, Field, Float, ID, InputType, Int, ObjectType } from 'type-graphql';
 import { Connection } from '../connection.js';
+import { AppointmentState, Currency, ParticipationState, TimeslotState, Weekday } from '../enums.js';
 import { AddressType } from '../setup/setup.types.js';
 
 const DATE_TIME_INPUT = 'ISO 8601; without offset (2027-03-01T08:00) it is wall-clock time in the provider’s time zone';
+const LANGUAGE_CODE =
+  'two-letter language code such as de, en or fr (de-DE is stored as de); a String because any language is kept; e-mails use it when it is de or en, else the booking’s or provider’s language';
 const STABLE_ID = 'stable identity (the UUID), the key of normalized client caches';
 const DATE_TIME_OUTPUT = 'an instant (UTC)';
 const LOCATION_INPUT =
@@ -26,13 +29,13 @@ export type LocationValue = AddressType | TextLocationType;
 @ObjectType('Price')
 export class PriceType {
   @Field(() => Float) value!: number;
-  @Field(() => String, { description: 'EUR or CHF' }) currency!: string;
+  @Field(() => Currency) currency!: string;
 }
 
 @InputType('PriceInput')
 export class PriceInput {
   @Field(() => Float, { description: 'at least 0' }) value!: number;
-  @Field(() => String, { description: 'EUR or CHF' }) currency!: string;
+  @Field(() => Currency) currency!: Currency;
 }
 
 @ObjectType('Participation', { description: 'A customer’s place in an appointment; name, email and mobile come from the customer.' })
@@ -41,7 +44,7 @@ export class ParticipationType {
   @Field(() => String, { nullable: true }) reference!: string | null;
   @Field(() => String) appointmentReference!: string;
   @Field(() => String, { nullable: true, description: 'null once the customer was erased' }) customerReference!: string | null;
-  @Field(() => String, { description: 'RESERVED, REQUESTED, BOOKED, CANCELED or DELETED' }) state!: string;
+  @Field(() => ParticipationState) state!: string;
   @Field(() => String, { nullable: true }) name!: string | null;
   @Field(() => String, { nullable: true }) email!: string | null;
   @Field(() => String, { nullable: true }) mobile!: string | null;
@@ -69,7 +72,7 @@ export class AppointmentType {
   @Field(() => String, { nullable: true }) description!: string | null;
   @Field(() => String, { nullable: true }) notes!: string | null;
   @Field(() => String, { nullable: true, description: 'set for appointments created as a series' }) seriesId!: string | null;
-  @Field(() => String, { description: 'ACTIVE or CANCELLED' }) state!: string;
+  @Field(() => AppointmentState) state!: string;
 }
 
 @ObjectType('Timeslot', { description: 'Availability of a resource, cut into bookable slots of raster minutes.' })
@@ -84,7 +87,7 @@ export class TimeslotType {
   @Field(() => Int) defaultCapacity!: number;
   @Field(() => Boolean) defaultAcceptBookings!: boolean;
   @Field(() => LocationUnion, { nullable: true }) address!: LocationValue | null;
-  @Field(() => String, { description: 'CREATED or BOOKABLE' }) state!: string;
+  @Field(() => TimeslotState) state!: string;
   @Field(() => [AppointmentType], { nullable: true, description: 'appointments already made from the timeslot (only in the timeslots query)' })
   appointments!: AppointmentType[] | null;
 }
@@ -99,7 +102,7 @@ export class TimeslotInput {
   @Field(() => Int, { description: 'greater than 0' }) defaultCapacity!: number;
   @Field(() => Boolean) defaultAcceptBookings!: boolean;
   @Field(() => GraphQLJSON, { nullable: true, description: LOCATION_INPUT }) address?: unknown;
-  @Field(() => String, { description: 'CREATED or BOOKABLE' }) state!: string;
+  @Field(() => TimeslotState) state!: TimeslotState;
 }
 
 @InputType('TimeslotUpdateInput', { description: 'Only the fields given change; null clears the address.' })
@@ -110,7 +113,7 @@ export class TimeslotUpdateInput {
   @Field(() => Int, { nullable: true }) defaultCapacity?: number;
   @Field(() => Boolean, { nullable: true }) defaultAcceptBookings?: boolean;
   @Field(() => GraphQLJSON, { nullable: true, description: LOCATION_INPUT }) address?: unknown;
-  @Field(() => String, { nullable: true }) state?: string;
+  @Field(() => TimeslotState, { nullable: true }) state?: TimeslotState;
 }
 
 @InputType('AppointmentParticipationInput', { description: 'A participant of a new single appointment.' })
@@ -120,7 +123,7 @@ export class AppointmentParticipationInput {
   @Field(() => String, { description: 'finds the provider’s customer, or creates one' }) email!: string;
   @Field(() => String, { nullable: true }) mobile?: string | null;
   @Field(() => String, { nullable: true }) note?: string | null;
-  @Field(() => String, { description: 'RESERVED, REQUESTED, BOOKED, CANCELED or DELETED' }) state!: string;
+  @Field(() => ParticipationState) state!: ParticipationState;
 }
 
 @InputType('AppointmentInput', { description: 'A single appointment.' })
@@ -153,8 +156,8 @@ export class SeriesDataInput {
   @Field(() => String, { description: `start of the period; ${DATE_TIME_INPUT}` }) from!: string;
   @Field(() => String, { description: 'end of the period' }) to!: string;
   @Field(() => Int, { description: 'length of each appointment in minutes' }) raster!: number;
-  @Field(() => [String], { nullable: true, description: '"1" (Monday) to "7" (Sunday); required when the period spans more than one day' })
-  weekdays?: string[] | null;
+  @Field(() => [Weekday], { nullable: true, description: 'required when the period spans more than one day' })
+  weekdays?: Weekday[] | null;
 }
 
 @InputType('AppointmentSeriesInput', { description: 'A series; references are generated and all appointments share one seriesId.' })
@@ -187,7 +190,7 @@ export class ParticipationInput {
   @Field(() => String) reference!: string;
   @Field(() => String) appointmentReference!: string;
   @Field(() => String) customerReference!: string;
-  @Field(() => String, { description: 'RESERVED, REQUESTED, BOOKED, CANCELED or DELETED' }) state!: string;
+  @Field(() => ParticipationState) state!: ParticipationState;
   @Field(() => String, { nullable: true, description: 'text for the e-mail to the customer, at most 1024 characters' }) message?: string | null;
 }
 
@@ -206,7 +209,7 @@ export class CustomerType {
   @Field(() => String, { nullable: true }) email!: string | null;
   @Field(() => String, { nullable: true }) mobile!: string | null;
   @Field(() => String, { nullable: true, description: 'internal note' }) note!: string | null;
-  @Field(() => String, { nullable: true }) language!: string | null;
+  @Field(() => String, { nullable: true, description: LANGUAGE_CODE }) language!: string | null;
 }
 
 @InputType('CustomerInput')
@@ -217,7 +220,7 @@ export class CustomerInput {
   @Field(() => String, { nullable: true }) email?: string | null;
   @Field(() => String, { nullable: true, description: 'with international prefix, e.g. +49 170 1234567' }) mobile?: string | null;
   @Field(() => String, { nullable: true, description: 'at most 1023 characters' }) note?: string | null;
-  @Field(() => String, { nullable: true, description: 'language code such as de or en' }) language?: string | null;
+  @Field(() => String, { nullable: true, description: LANGUAGE_CODE }) language?: string | null;
 }
 
 @InputType('CustomerUpdateInput', { description: 'Only the fields given change; customerReference and userName can be changed but never to null or empty.' })
@@ -227,7 +230,7 @@ export class CustomerUpdateInput {
   @Field(() => String, { nullable: true }) email?: string | null;
   @Field(() => String, { nullable: true }) mobile?: string | null;
   @Field(() => String, { nullable: true }) note?: string | null;
-  @Field(() => String, { nullable: true }) language?: string | null;
+  @Field(() => String, { nullable: true, description: LANGUAGE_CODE }) language?: string | null;
 }
 
 @ObjectType('CreateCustomerPayload')

@@ -4,6 +4,7 @@ import type { Context } from '../../../services/kernel/context.js';
 import { addStaff, createProvider, getProvider, listStaff, removeStaff, toProviderView } from '../../../services/providers/provider.service.js';
 import { createUser, getUser } from '../../../services/users/user.service.js';
 import { toUserView } from '../../../services/users/user.view.js';
+import { lookupDescription, orNull } from '../not-found.js';
 import { plain } from '../plain.js';
 import {
   AccountType,
@@ -20,9 +21,10 @@ import {
 /** Users, accounts, providers and staff; every operation needs the CRM key. */
 @Resolver()
 export class SetupResolver {
-  @Query(() => UserType, { description: 'A user of the calling CRM by reference.' })
-  async user(@Ctx() ctx: Context, @Arg('reference', () => String) reference: string): Promise<UserType> {
-    return toUserView(await getUser(ctx, reference));
+  @Query(() => UserType, { nullable: true, description: lookupDescription('A user of the calling CRM by reference', 'the CRM has no user with this reference') })
+  async user(@Ctx() ctx: Context, @Arg('reference', () => String) reference: string): Promise<UserType | null> {
+    const user = await orNull(getUser(ctx, reference));
+    return user && toUserView(user);
   }
 
   @Mutation(() => CreateUserPayload, { description: 'Creates or returns a user (spec rules 1-4 of create user).' })
@@ -31,9 +33,10 @@ export class SetupResolver {
     return { user: toUserView(user), created: outcome === 'created', outcome };
   }
 
-  @Query(() => AccountType)
-  async account(@Ctx() ctx: Context, @Arg('reference', () => String) reference: string): Promise<AccountType> {
-    return toAccountView(await getAccount(ctx, reference));
+  @Query(() => AccountType, { nullable: true, description: lookupDescription('An account of the calling CRM by reference', 'the CRM has no account with this reference') })
+  async account(@Ctx() ctx: Context, @Arg('reference', () => String) reference: string): Promise<AccountType | null> {
+    const account = await orNull(getAccount(ctx, reference));
+    return account && toAccountView(account);
   }
 
   @Mutation(() => CreateAccountPayload, { description: 'Creates an account, or returns the existing one unchanged.' })
@@ -42,9 +45,10 @@ export class SetupResolver {
     return { account: toAccountView(account), created };
   }
 
-  @Query(() => ProviderType)
-  async provider(@Ctx() ctx: Context, @Arg('reference', () => String) reference: string): Promise<ProviderType> {
-    return toProviderView(await getProvider(ctx, reference));
+  @Query(() => ProviderType, { nullable: true, description: lookupDescription('A provider of the calling CRM by reference', "the CRM has no provider with this reference (another CRM's provider is not revealed)") })
+  async provider(@Ctx() ctx: Context, @Arg('reference', () => String) reference: string): Promise<ProviderType | null> {
+    const provider = await orNull(getProvider(ctx, reference));
+    return provider && toProviderView(provider);
   }
 
   @Mutation(() => CreateProviderPayload, { description: 'Creates a provider; its owner becomes staff.' })

@@ -1,4 +1,5 @@
 import { Field, ID, InputType, ObjectType } from 'type-graphql';
+import { Branch, CreateUserOutcome, Language } from '../enums.js';
 
 @ObjectType('Address', { description: 'A postal address; countryCode is two letters.' })
 export class AddressType {
@@ -38,21 +39,20 @@ export class CreateUserInput {
   @Field(() => String, { nullable: true }) firstName?: string | null;
   @Field(() => String, { nullable: true }) phone?: string | null;
   @Field(() => String, { nullable: true }) mobile?: string | null;
-  @Field(() => String, { nullable: true, description: 'de or en; defaults to the CRM language' }) language?: string | null;
+  @Field(() => Language, { nullable: true, description: 'language of e-mails; defaults to the CRM language' }) language?: Language | null;
 }
 
 @ObjectType('CreateUserPayload')
 export class CreateUserPayload {
   @Field(() => UserType) user!: UserType;
   @Field(() => Boolean, { description: 'true when a new user was created (REST status 201)' }) created!: boolean;
-  @Field(() => String, { description: 'created, updated (known reference) or linked (existing user without reference)' })
-  outcome!: string;
+  @Field(() => CreateUserOutcome) outcome!: `${CreateUserOutcome}`;
 }
 
 @ObjectType('Account')
 export class AccountType {
   @Field(() => String, { nullable: true }) ownerReference!: string | null;
-  @Field(() => String) branch!: string;
+  @Field(() => Branch) branch!: string;
   @Field(() => String) accountReference!: string;
   @Field(() => AddressType, { nullable: true }) invoiceAddress!: AddressType | null;
   @Field(() => String, { nullable: true }) invoiceContactName!: string | null;
@@ -65,7 +65,7 @@ export class AccountType {
 export class CreateAccountInput {
   @Field(() => String) ownerReference!: string;
   @Field(() => String) accountReference!: string;
-  @Field(() => String, { description: 'real-estate, facilities, handyman, sports-and-leisure or misc' }) branch!: string;
+  @Field(() => Branch) branch!: Branch;
   @Field(() => AddressInput, { nullable: true }) invoiceAddress?: AddressInput | null;
   @Field(() => String, { nullable: true }) invoiceContactName?: string | null;
   @Field(() => String, { nullable: true }) invoiceCompanyName?: string | null;
@@ -88,8 +88,8 @@ export class ProviderType {
   @Field(() => String, { nullable: true }) mobile!: string | null;
   @Field(() => String, { nullable: true }) phone!: string | null;
   @Field(() => String, { nullable: true }) impressum!: string | null;
-  @Field(() => String, { nullable: true }) branch!: string | null;
-  @Field(() => String, { nullable: true }) subbranch!: string | null;
+  @Field(() => Branch, { nullable: true }) branch!: string | null;
+  @Field(() => String, { nullable: true, description: 'free text' }) subbranch!: string | null;
 }
 
 @InputType('CreateProviderInput')
@@ -103,10 +103,10 @@ export class CreateProviderInput {
   @Field(() => String, { nullable: true }) phone?: string | null;
   @Field(() => String, { nullable: true }) impressum?: string | null;
   @Field(() => String, { nullable: true }) description?: string | null;
-  @Field(() => String, { nullable: true }) branch?: string | null;
-  @Field(() => String, { nullable: true }) subbranch?: string | null;
+  @Field(() => Branch, { nullable: true }) branch?: Branch | null;
+  @Field(() => String, { nullable: true, description: 'free text' }) subbranch?: string | null;
   @Field(() => String, { nullable: true, description: 'IANA time zone, default Europe/Berlin' }) timeZone?: string | null;
-  @Field(() => String, { nullable: true, description: 'de or en; language of e-mails' }) language?: string | null;
+  @Field(() => Language, { nullable: true, description: 'language of e-mails; default the owner’s language' }) language?: Language | null;
 }
 
 @ObjectType('CreateProviderPayload')

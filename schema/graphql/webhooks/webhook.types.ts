@@ -1,25 +1,17 @@
 import { GraphQLDateTime } from 'graphql-scalars';
-import { Field, ID, Int, ObjectType, registerEnumType } from 'type-graphql';
+import { Field, ID, Int, ObjectType } from 'type-graphql';
 import { Connection } from '../connection.js';
-import { WEBHOOK_EVENT_OF_CHANGE, type WebhookEventType } from '../../../services/webhooks/webhook-events.js';
-import { WEBHOOK_DELIVERY_STATUSES, type WebhookDeliveryStatus } from '../../../services/webhooks/webhook.entity.js';
-
-export const WebhookDeliveryStatusEnum = Object.fromEntries(WEBHOOK_DELIVERY_STATUSES.map((status) => [status, status])) as {
-  [S in WebhookDeliveryStatus]: S;
-};
-registerEnumType(WebhookDeliveryStatusEnum, {
-  name: 'WebhookDeliveryStatus',
-  description: 'PENDING (first attempt to come), RETRYING (an attempt failed, another follows), SUCCEEDED (2xx), FAILED (out of attempts)',
-});
+import type { WebhookEventType } from '../../../services/webhooks/webhook-events.js';
+import type { WebhookDeliveryStatus } from '../../../services/webhooks/webhook.entity.js';
+import { AppointmentChangeKind, WebhookDeliveryStatus as WebhookDeliveryStatusEnum } from '../enums.js';
 
 // GraphQL names are the changes of appointmentChanged (PARTICIPATION_STATE_CHANGED); REST and the bodies use participation.state_changed.
-registerEnumType(WEBHOOK_EVENT_OF_CHANGE, { name: 'WebhookEventType', description: 'An event type of webhooks: the changes of the appointmentChanged subscription' });
 
 @ObjectType('Webhook', { description: 'An endpoint of the CRM that receives signed events (REST: /crms/{crmId}/webhooks).' })
 export class WebhookType {
   @Field(() => ID) id!: string;
   @Field(() => String) url!: string;
-  @Field(() => [WEBHOOK_EVENT_OF_CHANGE], { description: 'Event types it receives' }) events!: WebhookEventType[];
+  @Field(() => [AppointmentChangeKind], { description: 'Event types it receives' }) events!: WebhookEventType[];
   @Field(() => String, { nullable: true }) description!: string | null;
   @Field(() => GraphQLDateTime, { description: 'ISO 8601, UTC' }) createdAt!: string;
 }
@@ -36,7 +28,7 @@ export class WebhookAttemptType {
 export class WebhookDeliveryType {
   @Field(() => ID, { description: 'Delivery id: `id` of the body and X-Booking-Delivery, the same on every retry' }) id!: string;
   @Field(() => String) eventId!: string;
-  @Field(() => WEBHOOK_EVENT_OF_CHANGE) type!: WebhookEventType;
+  @Field(() => AppointmentChangeKind) type!: WebhookEventType;
   @Field(() => WebhookDeliveryStatusEnum) status!: WebhookDeliveryStatus;
   @Field(() => [WebhookAttemptType]) attempts!: WebhookAttemptType[];
   @Field(() => GraphQLDateTime, { nullable: true }) nextAttemptAt!: string | null;

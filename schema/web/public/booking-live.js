@@ -3,7 +3,7 @@
 // module as the global `graphqlWs`). Should the schema's names change, this is
 // the one file to adapt.
 
-const CAPACITY_CHANGED = `subscription BookingPageCapacity($refs: [String!]!, $from: String, $to: String, $channelKey: String) {
+const CAPACITY_CHANGED = `subscription BookingPageCapacity($refs: [String!]!, $from: String, $to: String, $channelKey: ChannelKey) {
   capacityChanged(refs: $refs, from: $from, to: $to, channelKey: $channelKey) {
     scope resourceUuid from to
     bookable { id resourceUuid timeslotUuid appointmentUuid productUuid kind start end capacity capacityLeft }
