@@ -87,7 +87,7 @@ const schema = z.object({
   RATE_LIMIT_EMAIL_WINDOW_SECONDS: z.coerce.number().int().min(1).default(3600),
   HOLDS_PER_CLIENT: z.coerce.number().int().min(1).default(3),
   GRAPHQL_MAX_DEPTH: z.coerce.number().int().min(1).default(10),
-  GRAPHQL_MAX_COST: z.coerce.number().int().min(1).default(5000),
+  GRAPHQL_MAX_COST: z.coerce.number().int().min(1).default(30_000),
   GRAPHQL_MAX_ALIASES: z.coerce.number().int().min(1).default(15),
   GRAPHQL_MAX_DIRECTIVES: z.coerce.number().int().min(1).default(20),
   GRAPHQL_MAX_TOKENS: z.coerce.number().int().min(1).default(3000),

@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { liveChannel, TOPICS } from '../../services/kernel/jobs.js';
 import { setupBookable } from '../support/booking-fixtures.js';
+import { addParticipation, createAppointment, setupScheduling } from '../support/scheduling-fixtures.js';
 import { reserve, slotOf } from '../support/booking-flow.js';
 import { startTestApp, type TestApp } from '../support/harness.js';
 import { exampleOperation } from '../support/example-operations.js';
@@ -104,6 +105,80 @@ describe('GraphQL for normalized client caches (Apollo Client InMemoryCache over
     } finally {
       subscription.unsubscribe();
       watch.unsubscribe();
+    }
+  });
+});
+
+describe('a CRM dashboard in Apollo Client: appointmentChanged updates the cached appointments page', () => {
+  let app: TestApp;
+
+  beforeAll(async () => {
+    app = await startTestApp({ worker: true });
+  }, 60_000);
+  afterAll(async () => app?.close());
+
+  it('participation and appointment states change in the cached page by id, from the subscription alone', async () => {
+    const f = await setupScheduling(app);
+    const appointment = await createAppointment(f, { capacity: 3 });
+    const { reference: participationRef } = await addParticipation(f, appointment.reference, { state: 'REQUESTED', query: 'sendMails=false' });
+
+    const wsClient = createClient({ url: wsUrlOf(app.baseUrl), webSocketImpl: WebSocket, retryAttempts: 0, connectionParams: { 'X-SERVICE-CLIENT-ID': f.key } });
+    let httpRequests = 0;
+    const countingFetch: typeof fetch = (input, init) => {
+      httpRequests++;
+      return fetch(input, init);
+    };
+    const http = new HttpLink({ uri: `${app.baseUrl}/graphql`, fetch: countingFetch, headers: { 'X-SERVICE-CLIENT-ID': f.key } });
+    const link = split(
+      ({ query }) => {
+        const definition = getMainDefinition(query);
+        return definition.kind === 'OperationDefinition' && definition.operation === 'subscription';
+      },
+      new GraphQLWsLink(wsClient),
+      http,
+    );
+    const client = new ApolloClient({ link, cache: new InMemoryCache() });
+    const PAGE = exampleOperation('crm-dashboard.graphql', 'ProviderAppointments');
+    const CHANGES = exampleOperation('crm-dashboard.graphql', 'AppointmentChanges');
+    type Page = { appointments: { nodes: { id: string; state: string; participations: { id: string; reference: string; state: string }[] }[] } };
+    try {
+      const variables = { providerReference: f.providerRef };
+      const first = await client.query<Page>({ query: PAGE, variables });
+      const row = first.data.appointments.nodes.find((a) => a.id === appointment.uuid)!;
+      expect(row.participations).toEqual([expect.objectContaining({ reference: participationRef, state: 'REQUESTED' })]);
+
+      const seen: { change: string; appointmentUuid: string; participation: { id: string; state: string } | null }[] = [];
+      const subscription = client.subscribe({ query: CHANGES, variables }).subscribe({ next: (result) => seen.push(...(result.data?.appointmentChanged ?? [])) });
+      const watched: Page[] = [];
+      const watch = client.watchQuery<Page>({ query: PAGE, variables, fetchPolicy: 'cache-only' }).subscribe({ next: (result) => watched.push(result.data) });
+      try {
+        const probe = JSON.stringify({ change: 'PARTICIPATION_ADDED', crmId: f.crmId, providerId: f.providerUuid, appointmentUuid: 'probe', appointmentReference: 'probe',
+          appointmentState: 'ACTIVE', participationUuid: null, participationReference: null, state: null, previousState: null, at: new Date().toISOString() });
+        await until(async () => {
+          await app.redis.publish(liveChannel(app.config.queuePrefix, TOPICS.appointmentChanged), probe);
+          return seen.some((c) => c.appointmentUuid === 'probe');
+        });
+        const before = httpRequests;
+        const shown = () => watched.at(-1)?.appointments.nodes.find((a) => a.id === appointment.uuid);
+
+        // The CRM confirms the request over REST: the dashboard's cached participation turns BOOKED.
+        const confirmed = await f.api.post(`${f.base}/participations/${encodeURIComponent(participationRef)}?sendMails=false`, { state: 'BOOKED' });
+        expect(confirmed.status).toBe(200);
+        await until(async () => shown()?.participations[0]?.state === 'BOOKED');
+        expect(seen.find((c) => c.change === 'PARTICIPATION_STATE_CHANGED')?.participation).toEqual({ __typename: 'Participation', id: row.participations[0]!.id, state: 'BOOKED' });
+
+        // Cancelling the appointment: its state and its participation's change in the cache too.
+        const cancelled = await f.api.delete(`${f.base}/appointments`, { appointmentReference: appointment.reference });
+        expect(cancelled.status).toBeLessThan(300);
+        await until(async () => shown()?.state === 'CANCELLED' && shown()?.participations[0]?.state === 'CANCELED');
+        expect(httpRequests).toBe(before);
+      } finally {
+        subscription.unsubscribe();
+        watch.unsubscribe();
+      }
+    } finally {
+      client.stop();
+      await wsClient.dispose();
     }
   });
 });

@@ -85,7 +85,7 @@ describe('GraphQL cursor pagination', () => {
       }
       // Ties: the three appointments of 1 May come by reference.
       const first = (await gql(f, APPOINTMENTS, { p: f.providerRef, first: 3 })).data.appointments;
-      expect(first.edges.map((e: any) => e.node.start)).toEqual(['2027-05-01T08:00:00Z', '2027-05-01T08:00:00Z', '2027-05-01T08:00:00Z']);
+      expect(first.edges.map((e: any) => e.node.start)).toEqual(['2027-05-01T08:00:00.000Z', '2027-05-01T08:00:00.000Z', '2027-05-01T08:00:00.000Z']);
       expect(first.nodes.map((n: any) => n.reference)).toEqual(['appt-90', 'appt-94', 'appt-96']);
       // The default page is 50.
       const all = (await gql(f, APPOINTMENTS, { p: f.providerRef })).data.appointments;
@@ -312,5 +312,29 @@ describe('GraphQL cursor pagination', () => {
     expect(rest.body.map((d: { id: string }) => d.id)).toEqual(want);
     const other = await setupScheduling(app);
     expect((await gql(other, DELIVERIES, { id: webhookId })).error?.code).toBe('NOT_FOUND');
+  });
+  describe('cost of a page', () => {
+    // graphql-armor multiplies the cost of a selection by a literal `first`: a page is priced by its size.
+    const dashboardPage = (first: number) => `query($p: String!) { appointments(providerReference: $p, first: ${first}) {
+      nodes { id reference start end state capacity productName resourceReference participations { id reference name email state } }
+      pageInfo { hasNextPage endCursor } } }`;
+
+    it('admits the dashboard’s largest page (200 appointments with their participations)', async () => {
+      const f = await setupScheduling(app);
+      await createAppointment(f, { start: '2027-05-01T10:00', end: '2027-05-01T11:00' });
+      const { data, error } = await gql(f, dashboardPage(200), { p: f.providerRef });
+      expect(error).toBeUndefined();
+      expect(data.appointments.nodes).toHaveLength(1);
+    });
+
+    it('refuses a document that asks for far more (400 GRAPHQL_VALIDATION_FAILED) before anything runs', async () => {
+      const f = await setupScheduling(app);
+      const page = 'appointments(providerReference: $p, first: 200) { nodes { id reference start end state capacity participations { id reference name email state } } }';
+      const query = `query($p: String!) { ${Array.from({ length: 6 }, (_, i) => `a${i}: ${page}`).join(' ')} }`;
+      const res = await f.api.graphql(query, { p: f.providerRef });
+      expect(res.status).toBe(400);
+      expect(res.body.errors?.[0]).toMatchObject({ extensions: { code: 'GRAPHQL_VALIDATION_FAILED' } });
+      expect(res.body.errors?.[0]?.message).toMatch(/Cost limit of 30000 exceeded/);
+    });
   });
 });

@@ -252,7 +252,7 @@ describe('scheduling: GraphQL', () => {
       expect(week.error).toBeUndefined();
       expect(week.data.createAppointmentSeries.appointments).toHaveLength(7);
       const sundays = await gql(CREATE_SERIES, { p: f.providerRef, i: { ...input, series_data: { from: '2027-04-12T00:00', to: '2027-04-26T00:00', raster: 60, weekdays: ['SUNDAY'] } } });
-      expect(sundays.data.createAppointmentSeries.appointments.map((a: { start: string }) => a.start)).toEqual(['2027-04-18T07:00:00Z', '2027-04-25T07:00:00Z']);
+      expect(sundays.data.createAppointmentSeries.appointments.map((a: { start: string }) => a.start)).toEqual(['2027-04-18T07:00:00.000Z', '2027-04-25T07:00:00.000Z']);
     });
 
     it('appointments query: filters by product, resource and archived', async () => {

@@ -13,7 +13,7 @@ describe('limits configuration', () => {
     expect(loadConfig({})).toMatchObject({
       trustProxy: 0,
       rateLimits: { enabled: true, windowMs: 60_000, perIp: 300, listing: 60, reserve: 10, booking: 10, bookingsPerEmail: 5, emailWindowMs: 3_600_000, holdsPerClient: 3 },
-      graphqlLimits: { maxDepth: 10, maxCost: 5000, maxAliases: 15, maxDirectives: 20, maxTokens: 3000 },
+      graphqlLimits: { maxDepth: 10, maxCost: 30_000, maxAliases: 15, maxDirectives: 20, maxTokens: 3000 },
       wsLimits: { maxPayloadBytes: 65_536, maxConnectionsPerIp: 50, maxConnections: 10_000 },
     });
   });

@@ -2,6 +2,7 @@ import { Arg, Ctx, FieldResolver, Resolver, Root, Subscription } from 'type-grap
 import { Appointment } from '../../../services/appointments/appointment.entity.js';
 import { APPOINTMENT_VIEW_POPULATE, toAppointmentView } from '../../../services/appointments/appointment.view.js';
 import { requireCrm } from '../../../services/kernel/context.js';
+import { isUuid } from '../../../services/kernel/ids.js';
 import { Participation } from '../../../services/participations/participation.entity.js';
 import { toParticipationNode } from '../../../services/participations/participation.service.js';
 import { AppointmentType, ParticipationType } from '../scheduling/scheduling.types.js';
@@ -83,6 +84,7 @@ export class LiveResolver {
 export class AppointmentChangeFieldsResolver {
   @FieldResolver(() => AppointmentType, { nullable: true, description: 'the appointment now; null once it was deleted' })
   async appointment(@Root() change: AppointmentChangeView, @Ctx() ctx: Context): Promise<AppointmentType | null> {
+    if (!isUuid(change.appointmentUuid)) return null;
     const crm = requireCrm(ctx);
     const em = ctx.em.fork();
     const found = await em.findOne(
@@ -95,7 +97,7 @@ export class AppointmentChangeFieldsResolver {
 
   @FieldResolver(() => ParticipationType, { nullable: true, description: 'the participation now; null for appointment changes and once it was deleted' })
   async participation(@Root() change: AppointmentChangeView, @Ctx() ctx: Context): Promise<ParticipationType | null> {
-    if (!change.participationUuid) return null;
+    if (!change.participationUuid || !isUuid(change.participationUuid)) return null;
     const crm = requireCrm(ctx);
     const em = ctx.em.fork();
     const found = await em.findOne(
