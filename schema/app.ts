@@ -22,7 +22,7 @@ import type { Orm } from '../services/kernel/orm.js';
 import { apiDocsRouter } from './api-docs.js';
 import type { RedisClient } from '../services/kernel/redis.js';
 import { buildGraphqlSchema } from './graphql/build-schema.js';
-import { formatGraphqlError } from './graphql/format-error.js';
+import { formatGraphqlError, withRequestErrorCode } from './graphql/format-error.js';
 import { createRedisPubSub, LiveHub, type LiveContext } from './graphql/live/live-hub.js';
 import { ConnectionRateLimiter, OpenConnections, subscriptionCapError } from './graphql/live/ws-limits.js';
 import { clientIpOf } from './client-ip.js';
@@ -142,8 +142,8 @@ export async function createGateway(deps: GatewayDeps): Promise<Gateway> {
       // graphql-ws does not run Apollo's formatError; map errors the same way so WebSocket
       // clients also get the DomainError code in extensions.code and no internal details.
       onNext: (_ctx, _id, _payload, _args, result) =>
-        result.errors?.length ? { ...result, errors: result.errors.map((error) => formatError(error.toJSON(), error)) } : undefined,
-      onError: (_ctx, _id, _payload, errors) => errors.map((error) => formatError(error.toJSON(), error)),
+        result.errors?.length ? { ...result, errors: result.errors.map((error) => withRequestErrorCode(formatError(error.toJSON(), error))) } : undefined,
+      onError: (_ctx, _id, _payload, errors) => errors.map((error) => withRequestErrorCode(formatError(error.toJSON(), error))),
     },
     wsServer,
   );

@@ -33,3 +33,17 @@ export function formatGraphqlError(logger: Logger) {
     return formatted;
   };
 }
+
+/**
+ * Errors graphql-js raises before anything runs carry no code of their own;
+ * Apollo Server adds one over HTTP. The WebSocket path (graphql-ws) gets the
+ * same: BAD_USER_INPUT for a variable that does not fit its type (e.g. a
+ * value outside an enum), GRAPHQL_VALIDATION_FAILED for a document the
+ * schema refuses.
+ */
+export function withRequestErrorCode(formatted: GraphQLFormattedError): GraphQLFormattedError {
+  // Field errors (with a path) are the resolvers'; only request errors lack a code.
+  if (formatted.extensions?.code || formatted.path) return formatted;
+  const code = formatted.message.startsWith('Variable "$') ? 'BAD_USER_INPUT' : 'GRAPHQL_VALIDATION_FAILED';
+  return { ...formatted, extensions: { ...formatted.extensions, code } };
+}

@@ -98,7 +98,11 @@ describe('live subscriptions: filtering and CRM authentication', () => {
       // channelKey is a ChannelKey: GraphQL refuses another value before the service, naming the enum.
       const channel = open(app.baseUrl, CAPACITY_SUBSCRIPTION, { refs: [f.resourceUuid], channelKey: 'NOPE' }, { field: 'capacityChanged' });
       await channel.ended();
-      expect(String((channel.errors[0] as { message?: string } | undefined)?.message)).toContain('ChannelKey');
+      expect(channel.errors[0]).toMatchObject({ message: expect.stringContaining('ChannelKey'), extensions: { code: 'BAD_USER_INPUT' } });
+      // A document the schema refuses: the same code as over HTTP.
+      const unknownField = open(app.baseUrl, 'subscription ($refs: [String!]!) { capacityChanged(refs: $refs) { nope } }', { refs: [f.resourceUuid] }, { field: 'capacityChanged' });
+      await unknownField.ended();
+      expect(unknownField.errors[0]).toMatchObject({ extensions: { code: 'GRAPHQL_VALIDATION_FAILED' } });
       expect(channel.received).toEqual([]);
       // Over HTTP a subscription cannot stream; it is refused with a message pointing to WebSocket.
       const overHttp = await app.anonymous.graphql(CAPACITY_SUBSCRIPTION, { refs: [f.resourceUuid] });
