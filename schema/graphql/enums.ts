@@ -4,6 +4,7 @@ import type { APPOINTMENT_STATES, CURRENCIES } from '../../services/appointments
 import type { BookableKind as ServiceBookableKind } from '../../services/booking/bookables.service.js';
 import type { CONTACT_CHANNEL_TYPES } from '../../services/contact-profiles/contact-channel.entity.js';
 import type { LANGUAGES } from '../../services/kernel/validation.js';
+import type { MAIL_TEMPLATES } from '../../services/kernel/jobs.js';
 import type { MAIL_DELIVERY_STATUSES } from '../../services/mail/mail-delivery.entity.js';
 import type { PARTICIPATION_STATES } from '../../services/participations/participation.entity.js';
 import type { BOOKING_PROCESSES, CHANNEL_KEYS } from '../../services/resources/booking-channel-setting.entity.js';
@@ -223,6 +224,28 @@ registerEnumType(WebhookDeliveryStatus, {
   description: 'PENDING (first attempt to come), RETRYING (an attempt failed, another follows), SUCCEEDED (2xx), FAILED (out of attempts)',
 });
 
+export enum MailTemplate {
+  USER_VERIFICATION = 'user-verification',
+  PARTICIPATION_BOOKED = 'participation-booked',
+  PARTICIPATION_CANCELED = 'participation-canceled',
+  APPOINTMENT_CANCELLED = 'appointment-cancelled',
+  BOOKING_CONFIRMATION = 'booking-confirmation',
+  BOOKING_REQUEST_RECEIVED = 'booking-request-received',
+  PROVIDER_BOOKING_NOTIFICATION = 'provider-booking-notification',
+  PROVIDER_BOOKING_REQUEST = 'provider-booking-request',
+  PROVIDER_BOOKING_CANCELLED = 'provider-booking-cancelled',
+  UNKNOWN = 'unknown',
+}
+registerEnumType(MailTemplate, {
+  name: 'MailTemplate',
+  description: 'Which e-mail a delivery is (the REST/stored template name in lower case with dashes)',
+  valuesConfig: { UNKNOWN: { description: 'a delivery recorded without a template, or of a template this version no longer sends' } },
+});
+
+/** A stored template name as the enum's value: names this version does not know become `unknown`. */
+export const mailTemplateOf = (name: string): MailTemplate =>
+  (Object.values(MailTemplate) as string[]).includes(name) ? (name as MailTemplate) : MailTemplate.UNKNOWN;
+
 // Every enum holds exactly the strings its service accepts or returns: a change on either side fails the typecheck.
 type SameSet<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
 const inSync: [
@@ -238,5 +261,6 @@ const inSync: [
   SameSet<`${ContactChannelType}`, (typeof CONTACT_CHANNEL_TYPES)[number]>,
   SameSet<`${Language}`, (typeof LANGUAGES)[number]>,
   SameSet<`${CreateUserOutcome}`, Awaited<ReturnType<typeof createUser>>['outcome']>,
-] = [true, true, true, true, true, true, true, true, true, true, true, true];
+  SameSet<Exclude<`${MailTemplate}`, 'unknown'>, (typeof MAIL_TEMPLATES)[number]>,
+] = [true, true, true, true, true, true, true, true, true, true, true, true, true];
 void inSync;

@@ -78,7 +78,7 @@ describe('mail delivery status: retries, FAILED with reason, GraphQL mailDeliver
     const email = `${unique('mia')}@example.com`;
     const reference = await book(email);
     const pending = await deliveries(reference);
-    expect(pending).toEqual([{ template: 'participation-booked', recipient: null, status: 'PENDING', attempts: 0, lastError: null, updatedAt: expect.any(String) }]);
+    expect(pending).toEqual([{ template: 'PARTICIPATION_BOOKED', recipient: null, status: 'PENDING', attempts: 0, lastError: null, updatedAt: expect.any(String) }]);
     // Another customer's address is removed after its mail was queued: nobody to write to.
     const vanishing = await createCustomer(f, { userName: 'Vanishing', email: `${unique('vanish')}@example.com` });
     const { reference: vanishingRef } = await addParticipation(f, appointmentReference, { customerReference: vanishing, state: 'BOOKED' });
@@ -87,13 +87,13 @@ describe('mail delivery status: retries, FAILED with reason, GraphQL mailDeliver
 
     await ensureWorker();
     const [sent] = await waitForStatus(reference, 'SENT');
-    expect(sent).toMatchObject({ template: 'participation-booked', recipient: email, attempts: 1, lastError: null });
+    expect(sent).toMatchObject({ template: 'PARTICIPATION_BOOKED', recipient: email, attempts: 1, lastError: null });
     expect(new Date(sent!.updatedAt).toISOString()).toBe(sent!.updatedAt);
     // SENT is recorded when the SMTP server accepted the mail; the sink may still be parsing it.
     await sink.waitFor(() => sink.to(email).length > 0, 5000, `the mail to ${email}`);
     expect(sink.to(email)).toHaveLength(1);
     const [skipped] = await waitForStatus(vanishingRef, 'SKIPPED');
-    expect(skipped).toMatchObject({ template: 'participation-booked', recipient: null, attempts: 1 });
+    expect(skipped).toMatchObject({ template: 'PARTICIPATION_BOOKED', recipient: null, attempts: 1 });
     expect(skipped!.lastError).toContain('nobody to write to');
   });
 

@@ -1,14 +1,10 @@
 import { GraphQLDateTime } from 'graphql-scalars';
 import { Field, Int, ObjectType } from 'type-graphql';
-import { MailDeliveryStatus } from '../enums.js';
+import { MailDeliveryStatus, MailTemplate } from '../enums.js';
 
 @ObjectType('MailDelivery', { description: 'The state of one e-mail the service sent, or tried to send, about a participation.' })
 export class MailDeliveryType {
-  @Field(() => String, {
-    description:
-      'Template name, e.g. booking-confirmation, participation-canceled; a String, not an enum: a stored delivery may name a template this version no longer sends ("unknown" when none was recorded)',
-  })
-  template!: string;
+  @Field(() => MailTemplate, { description: 'which e-mail it is' }) template!: MailTemplate;
   @Field(() => String, { nullable: true, description: 'Address written to; null until the mail is rendered; "erased" after the customer was deleted' })
   recipient!: string | null;
   @Field(() => MailDeliveryStatus) status!: `${MailDeliveryStatus}`;
