@@ -21,6 +21,38 @@ import { PROBE_START, wsUrlOf } from '../support/live.js';
 const LISTING = exampleOperation('live-calendar.graphql', 'LiveCalendarWeek');
 const LIVE = exampleOperation('live-calendar.graphql', 'CapacityChanges');
 
+/**
+ * An Apollo Client as a frontend sets it up: queries and mutations over HTTP,
+ * subscriptions over graphql-ws, one normalized InMemoryCache. `key` is a
+ * CRM's (header and connectionParams); `requests()` counts HTTP requests.
+ */
+function apolloClient(baseUrl: string, key?: string) {
+  let requests = 0;
+  const countingFetch: typeof fetch = (input, init) => {
+    requests++;
+    return fetch(input, init);
+  };
+  const headers = key ? { 'X-SERVICE-CLIENT-ID': key } : undefined;
+  const ws = createClient({ url: wsUrlOf(baseUrl), webSocketImpl: WebSocket, retryAttempts: 0, ...(headers ? { connectionParams: headers } : {}) });
+  const link = split(
+    ({ query }) => {
+      const definition = getMainDefinition(query);
+      return definition.kind === 'OperationDefinition' && definition.operation === 'subscription';
+    },
+    new GraphQLWsLink(ws),
+    new HttpLink({ uri: `${baseUrl}/graphql`, fetch: countingFetch, ...(headers ? { headers } : {}) }),
+  );
+  const client = new ApolloClient({ link, cache: new InMemoryCache() });
+  return {
+    client,
+    requests: () => requests,
+    async close() {
+      client.stop();
+      await ws.dispose();
+    },
+  };
+}
+
 interface ListedBookable {
   id: string;
   start: string;
@@ -31,31 +63,16 @@ interface ListedBookable {
 
 describe('GraphQL for normalized client caches (Apollo Client InMemoryCache over HTTP and graphql-ws)', () => {
   let app: TestApp;
+  let apollo: ReturnType<typeof apolloClient>;
   let client: ApolloClient<NormalizedCacheObject>;
-  let wsClient: ReturnType<typeof createClient>;
-  let httpRequests = 0;
 
   beforeAll(async () => {
     app = await startTestApp({ worker: true });
-    wsClient = createClient({ url: wsUrlOf(app.baseUrl), webSocketImpl: WebSocket, retryAttempts: 0 });
-    const countingFetch: typeof fetch = (input, init) => {
-      httpRequests++;
-      return fetch(input, init);
-    };
-    const http = new HttpLink({ uri: `${app.baseUrl}/graphql`, fetch: countingFetch });
-    const link = split(
-      ({ query }) => {
-        const definition = getMainDefinition(query);
-        return definition.kind === 'OperationDefinition' && definition.operation === 'subscription';
-      },
-      new GraphQLWsLink(wsClient),
-      http,
-    );
-    client = new ApolloClient({ link, cache: new InMemoryCache() });
+    apollo = apolloClient(app.baseUrl);
+    client = apollo.client;
   }, 60_000);
   afterAll(async () => {
-    client?.stop();
-    await wsClient?.dispose();
+    await apollo?.close();
     await app?.close();
   });
 
@@ -86,7 +103,7 @@ describe('GraphQL for normalized client caches (Apollo Client InMemoryCache over
         return seen.some((c) => c.bookable?.appointmentUuid === 'probe');
       });
 
-      const requestsBefore = httpRequests;
+      const requestsBefore = apollo.requests();
       const held = await reserve(app.anonymous, f);
       expect(held.status).toBe(200);
       const appointmentUuid = held.body.participation.appointment_uuid as string;
@@ -100,7 +117,7 @@ describe('GraphQL for normalized client caches (Apollo Client InMemoryCache over
       expect(second.status).toBe(200);
       await until(async () => shownNow()?.capacityLeft === 0);
       // No query went over HTTP: the cache was updated from the subscription alone.
-      expect(httpRequests).toBe(requestsBefore);
+      expect(apollo.requests()).toBe(requestsBefore);
       expect(client.cache.extract()[`Bookable:${slot.id}`]).toMatchObject({ capacityLeft: 0, appointmentUuid });
     } finally {
       subscription.unsubscribe();
@@ -122,22 +139,8 @@ describe('a CRM dashboard in Apollo Client: appointmentChanged updates the cache
     const appointment = await createAppointment(f, { capacity: 3 });
     const { reference: participationRef } = await addParticipation(f, appointment.reference, { state: 'REQUESTED', query: 'sendMails=false' });
 
-    const wsClient = createClient({ url: wsUrlOf(app.baseUrl), webSocketImpl: WebSocket, retryAttempts: 0, connectionParams: { 'X-SERVICE-CLIENT-ID': f.key } });
-    let httpRequests = 0;
-    const countingFetch: typeof fetch = (input, init) => {
-      httpRequests++;
-      return fetch(input, init);
-    };
-    const http = new HttpLink({ uri: `${app.baseUrl}/graphql`, fetch: countingFetch, headers: { 'X-SERVICE-CLIENT-ID': f.key } });
-    const link = split(
-      ({ query }) => {
-        const definition = getMainDefinition(query);
-        return definition.kind === 'OperationDefinition' && definition.operation === 'subscription';
-      },
-      new GraphQLWsLink(wsClient),
-      http,
-    );
-    const client = new ApolloClient({ link, cache: new InMemoryCache() });
+    const apollo = apolloClient(app.baseUrl, f.key);
+    const { client } = apollo;
     const PAGE = exampleOperation('crm-dashboard.graphql', 'ProviderAppointments');
     const CHANGES = exampleOperation('crm-dashboard.graphql', 'AppointmentChanges');
     type Page = { appointments: { nodes: { id: string; state: string; participations: { id: string; reference: string; state: string }[] }[] } };
@@ -158,7 +161,7 @@ describe('a CRM dashboard in Apollo Client: appointmentChanged updates the cache
           await app.redis.publish(liveChannel(app.config.queuePrefix, TOPICS.appointmentChanged), probe);
           return seen.some((c) => c.appointmentUuid === 'probe');
         });
-        const before = httpRequests;
+        const before = apollo.requests();
         const shown = () => watched.at(-1)?.appointments.nodes.find((a) => a.id === appointment.uuid);
 
         // The CRM confirms the request over REST: the dashboard's cached participation turns BOOKED.
@@ -171,14 +174,13 @@ describe('a CRM dashboard in Apollo Client: appointmentChanged updates the cache
         const cancelled = await f.api.delete(`${f.base}/appointments`, { appointmentReference: appointment.reference });
         expect(cancelled.status).toBeLessThan(300);
         await until(async () => shown()?.state === 'CANCELLED' && shown()?.participations[0]?.state === 'CANCELED');
-        expect(httpRequests).toBe(before);
+        expect(apollo.requests()).toBe(before);
       } finally {
         subscription.unsubscribe();
         watch.unsubscribe();
       }
     } finally {
-      client.stop();
-      await wsClient.dispose();
+      await apollo.close();
     }
   });
 });
