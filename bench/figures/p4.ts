@@ -53,7 +53,7 @@ export async function measureP4(
     deadline: options.openDeadline,
     onItems: (socket, items, at) => {
       for (const item of items) {
-        if (item.resource_uuid !== resource.id || item.capacity_left !== 0) continue;
+        if (item.resourceUuid !== resource.id || item.capacityLeft !== 0) continue;
         const row = seen.get(Date.parse(item.start));
         if (row && Number.isNaN(row[socket]!)) row[socket] = at;
       }

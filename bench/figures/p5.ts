@@ -15,7 +15,7 @@ const HOLDS = 20;
  * P5: with a subscriber open on the resource, 20 holds are placed at once
  * (reserve_appointment on distinct slots) and never completed. For each
  * hold, lateness = when the subscriber received the change that frees its
- * slot (capacity_left > 0) − the hold's expiry instant (`expires_at` of its
+ * slot (capacityLeft > 0) − the hold's expiry instant (`expires_at` of its
  * participation row, read from the database). "Exactly once": each hold's
  * slot is freed by exactly one announcement — one change from full to
  * places left as the subscriber sees it; a repeat of a value it already has
@@ -38,12 +38,12 @@ export async function measureP5(api: Api, db: pg.Pool, resource: SeededResource,
     deadline,
     onItems: (_socket, items, _at, wallAt) => {
       for (const item of items) {
-        if (item.resource_uuid !== resource.id) continue;
+        if (item.resourceUuid !== resource.id) continue;
         const start = Date.parse(item.start);
         if (start === Date.parse(warmupSlot.start)) subscriberReady = true;
         if (!holdStarts.has(start)) continue;
-        announced.set(start, [...(announced.get(start) ?? []), { wallAt, kind: item.kind, capacity: item.capacity, capacityLeft: item.capacity_left }]);
-        if (item.capacity_left > 0) freedAt.set(start, [...(freedAt.get(start) ?? []), wallAt]);
+        announced.set(start, [...(announced.get(start) ?? []), { wallAt, kind: item.kind, capacity: item.capacity, capacityLeft: item.capacityLeft }]);
+        if (item.capacityLeft > 0) freedAt.set(start, [...(freedAt.get(start) ?? []), wallAt]);
       }
     },
   });

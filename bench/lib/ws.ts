@@ -4,18 +4,20 @@ import WebSocket from 'ws';
 import { errorMessage } from './log.js';
 import { pool, tally } from './stats.js';
 
-/** One slot of a `capacityChanged` message. */
+/** One slot of a `capacityChanged` message (the `bookable` of a SLOT change). */
 export interface LiveItem {
-  resource_uuid: string;
+  id: string;
+  resourceUuid: string;
   start: string;
   end: string;
   capacity: number;
-  capacity_left: number;
+  capacityLeft: number;
   kind: string;
 }
 
+/** The fields a live calendar selects, as in examples/operations/live-calendar.graphql. */
 const CAPACITY_CHANGED = `subscription ($refs: [String!]!) {
-  capacityChanged(refs: $refs) { resource_uuid start end capacity capacity_left kind }
+  capacityChanged(refs: $refs) { scope bookable { id resourceUuid start end capacity capacityLeft kind } }
 }`;
 
 export interface Subscribers {
@@ -79,14 +81,15 @@ export async function openSubscribers(options: {
           },
         });
         clients.push(client);
-        client.subscribe<{ capacityChanged: LiveItem[] }>(
+        client.subscribe<{ capacityChanged: { scope: string; bookable: LiveItem | null }[] }>(
           { query: CAPACITY_CHANGED, variables: { refs: options.refs } },
           {
             next: (message) => {
               const at = performance.now();
               const wallAt = Date.now();
               if (message.errors?.length) subscriptionErrors.push(message.errors[0]!.message);
-              if (message.data?.capacityChanged) options.onItems(index, message.data.capacityChanged, at, wallAt);
+              const changes = message.data?.capacityChanged;
+              if (changes) options.onItems(index, changes.flatMap((change) => (change.bookable ? [change.bookable] : [])), at, wallAt);
             },
             error: (error) => {
               if (isConnected) subscriptionErrors.push(Array.isArray(error) ? String(error[0]?.message) : errorMessage(error) || 'closed');
