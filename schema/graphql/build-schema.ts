@@ -1,7 +1,7 @@
 import 'reflect-metadata';
 import type { GraphQLSchema } from 'graphql';
 import { buildSchema, type PubSub } from 'type-graphql';
-import { BookableFieldsResolver, BookingResolver } from './booking/booking.resolver.js';
+import { BookingResolver } from './booking/booking.resolver.js';
 import { AppointmentChangeFieldsResolver, LiveResolver } from './live/live.resolver.js';
 import { MailResolver } from './mail/mail.resolver.js';
 import { OfferingsResolver } from './offerings/offerings.resolver.js';
@@ -9,7 +9,7 @@ import { SchedulingResolver } from './scheduling/scheduling.resolver.js';
 import { SetupResolver } from './setup/setup.resolver.js';
 import { WebhookResolver } from './webhooks/webhook.resolver.js';
 
-export const RESOLVERS = [SetupResolver, OfferingsResolver, SchedulingResolver, LiveResolver, AppointmentChangeFieldsResolver, BookingResolver, BookableFieldsResolver, MailResolver, WebhookResolver] as const;
+export const RESOLVERS = [SetupResolver, OfferingsResolver, SchedulingResolver, LiveResolver, AppointmentChangeFieldsResolver, BookingResolver, MailResolver, WebhookResolver] as const;
 
 /**
  * Builds the executable schema from the type-graphql resolvers. `pubSub` is

@@ -73,6 +73,24 @@ interface WatchedResource {
 /** How the subscriber wants formattedStart/formattedEnd, as upcoming_bookables' timeFormat and languageTag. */
 type TimeFormatter = (date: Date) => string;
 
+/**
+ * Compiled timeFormat patterns shared by the subscriptions of a gateway: a
+ * change reaches every subscriber, and those with the same pattern, zone and
+ * language then share one formatter and its memory of formatted instants.
+ */
+const formatters = new Map<string, TimeFormatter>();
+const FORMATTERS_MAX = 200;
+function sharedFormatter(pattern: string, zone: string, languageTag: string | null | undefined): TimeFormatter {
+  const key = `${pattern}\u0000${zone}\u0000${languageTag ?? ''}`;
+  let formatter = formatters.get(key);
+  if (!formatter) {
+    formatter = compilePattern(pattern, zone, languageTag, 'timeFormat');
+    if (formatters.size >= FORMATTERS_MAX) formatters.clear();
+    formatters.set(key, formatter);
+  }
+  return formatter;
+}
+
 /** What one `capacityChanged` subscription watches; turns published events into the views it should see. */
 export interface CapacityFeed {
   resourceIds: string[];
@@ -98,7 +116,7 @@ export async function openCapacityFeed(ctx: Context, raw: unknown): Promise<Capa
   const to = input.to ? parseDateTimeInput(input.to, zone, 'to') : null;
   if (from && to && to <= from) throw validationError('to must be after from');
   const settings = await channelSettingsOf(scoped, resources);
-  const formatted = compilePattern(input.timeFormat ?? DEFAULT_TIME_FORMAT, zone, input.languageTag, 'timeFormat');
+  const formatted = sharedFormatter(input.timeFormat ?? DEFAULT_TIME_FORMAT, zone, input.languageTag);
   const watched = new Map<string, WatchedResource>();
   for (const resource of resources) {
     const rows = settings.get(resource.id)!;

@@ -1,5 +1,5 @@
-import { Arg, Ctx, FieldResolver, ID, Mutation, Query, Resolver, Root } from 'type-graphql';
-import { upcomingBookables } from '../../../services/booking/bookables.service.js';
+import { Arg, Ctx, Mutation, Query, Resolver } from 'type-graphql';
+import { type BookableView, upcomingBookables } from '../../../services/booking/bookables.service.js';
 import { toCreatedAppointmentView, toReserveView } from '../../../services/booking/booking.view.js';
 import { createAppointmentWithConsumer } from '../../../services/booking/consumer-booking.service.js';
 import { activeProducts, publicData } from '../../../services/booking/public-data.service.js';
@@ -11,7 +11,7 @@ import { ChannelKey } from '../enums.js';
 import { plain } from '../plain.js';
 import {
   ActiveProductType,
-  BookableType,
+  type BookableType,
   BookingChannelInput,
   BookingChannelType,
   ConsumerBookingInput,
@@ -27,6 +27,30 @@ const REFS = 'additional resources (REST: the repeatable query parameter ref)';
 const CHANNEL = 'default RESOURCE_PUBLIC';
 const WINDOW_FROM = 'extension: list slots starting at or after this ISO 8601 date-time (without offset: the provider’s time zone); default now';
 const WINDOW_TO = 'extension: list slots starting before this; default from + 366 days, at most 366 days after from';
+/**
+ * A bookable of the listing or of a capacity change as GraphQL shows it: the
+ * REST view in camelCase with the slot's `id` (a plain field: subscriptions
+ * deliver it to every subscriber, so no resolver runs per item).
+ */
+export const toBookableType = (view: BookableView): BookableType => ({
+  id: slotId(view.resource_uuid, view.start, view.end),
+  start: view.start,
+  end: view.end,
+  formattedStart: view.formattedStart,
+  formattedEnd: view.formattedEnd,
+  timeslotUuid: view.timeslot_uuid,
+  appointmentUuid: view.appointment_uuid,
+  productUuid: view.product_uuid,
+  resourceUuid: view.resource_uuid,
+  productName: view.product_name,
+  resourceName: view.resource_name,
+  contactChannel: view.contact_channel,
+  capacity: view.capacity,
+  capacityLeft: view.capacity_left,
+  products: view.products,
+  kind: view.kind,
+});
+
 const orUndefined = (value: string | null | undefined): string | undefined => value ?? undefined;
 
 /**
@@ -59,7 +83,7 @@ export class BookingResolver {
       from: orUndefined(from),
       to: orUndefined(to),
     });
-    return { groups: result.groups.map(([key, bookables]) => ({ key, bookables: camelKeys(bookables) })), publicVisible: result.publicVisible };
+    return { groups: result.groups.map(([key, bookables]) => ({ key, bookables: bookables.map(toBookableType) })), publicVisible: result.publicVisible };
   }
 
   @Mutation(() => ReserveAppointmentPayload, { description: 'Holds one place for 3 minutes (REST POST /rest/1/resources/:ref/reserve_appointment).' })
@@ -131,13 +155,3 @@ export class BookingResolver {
   }
 }
 
-/** Fields of a Bookable that the views do not carry. */
-@Resolver(() => BookableType)
-export class BookableFieldsResolver {
-  @FieldResolver(() => ID, {
-    description: 'the slot’s stable identity (resource, start and end), the same in upcomingBookables and capacityChanged: the key of normalized client caches',
-  })
-  id(@Root() bookable: BookableType): string {
-    return slotId(bookable.resourceUuid, bookable.start, bookable.end);
-  }
-}

@@ -26,6 +26,10 @@ export class BookableProductType {
 
 @ObjectType('Bookable', { description: 'A slot a consumer can book (REST: one entry of upcoming_bookables).' })
 export class BookableType {
+  @Field(() => ID, {
+    description: 'the slot’s stable identity (resource, start and end), the same in upcomingBookables and capacityChanged: the key of normalized client caches',
+  })
+  id!: string;
   @Field(() => GraphQLDateTime, { description: WITH_OFFSET }) start!: string;
   @Field(() => GraphQLDateTime, { description: WITH_OFFSET }) end!: string;
   @Field(() => String, { description: 'start formatted by timeFormat' }) formattedStart!: string;

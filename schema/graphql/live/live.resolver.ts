@@ -14,7 +14,7 @@ import { WEBHOOK_EVENT_OF_CHANGE } from '../../../services/webhooks/webhook-even
 import { ChannelKey } from '../enums.js';
 import { plain } from '../plain.js';
 import { type LiveContext, liveHubOf } from './live-hub.js';
-import { camelKeys } from '../booking/camel-keys.js';
+import { toBookableType } from '../booking/booking.resolver.js';
 import { AppointmentChangeType, CapacityChangeScope, CapacityChangeType } from './live.types.js';
 import type { Context } from '../../../services/kernel/context.js';
 
@@ -52,7 +52,7 @@ export class LiveResolver {
       resourceUuid: change.resource_uuid,
       from: change.from,
       to: change.to,
-      bookable: change.bookable && camelKeys(change.bookable),
+      bookable: change.bookable && toBookableType(change.bookable),
     }));
   }
 
