@@ -23,6 +23,7 @@ import { apiDocsRouter } from './api-docs.js';
 import type { RedisClient } from '../services/kernel/redis.js';
 import { buildGraphqlSchema } from './graphql/build-schema.js';
 import { formatGraphqlError, withRequestErrorCode } from './graphql/format-error.js';
+import { subscribeSharingResults } from './graphql/live/shared-execution.js';
 import { createRedisPubSub, LiveHub, type LiveContext } from './graphql/live/live-hub.js';
 import { ConnectionRateLimiter, OpenConnections, subscriptionCapError } from './graphql/live/ws-limits.js';
 import { clientIpOf } from './client-ip.js';
@@ -119,6 +120,8 @@ export async function createGateway(deps: GatewayDeps): Promise<Gateway> {
   const wsCleanup = useServer(
     {
       schema,
+      // capacityChanged goes to many subscribers with the same query: execute it once per change and query.
+      subscribe: subscribeSharingResults(new Set(['capacityChanged'])),
       // The same document limits over WebSocket (the message size bounds its tokens).
       validate: (schema, document) => validate(schema, document, [...specifiedRules, ...armor.validationRules]),
       onSubscribe: (ctx) => {
