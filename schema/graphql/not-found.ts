@@ -1,23 +1,13 @@
-import { DomainError } from '../../services/kernel/errors.js';
-
 /**
  * The not-found convention of single lookups (Query `account`, `provider`,
  * `user`, `resource`, `contactProfile`, `generalContactProfile`, `customer`):
  * null when the thing asked for, or its parent (the provider of
  * `resource(providerReference, …)`, the user of a general contact profile),
- * does not exist for the calling CRM. Lookups are scoped to the caller's CRM,
- * so another CRM's provider is "unknown" too and nothing is revealed.
- * Authentication and every other error stay errors; mutations keep NOT_FOUND.
+ * does not exist for the calling CRM (`unlessNotFound` of the kernel's
+ * errors). Lookups are scoped to the caller's CRM, so another CRM's provider
+ * is "unknown" too and nothing is revealed. Authentication and every other
+ * error stay errors; mutations keep NOT_FOUND.
  */
-export async function orNull<T>(lookup: Promise<T>): Promise<T | null> {
-  try {
-    return await lookup;
-  } catch (error) {
-    if (error instanceof DomainError && error.code === 'NOT_FOUND') return null;
-    throw error;
-  }
-}
-
 /** The sentence the descriptions of single lookups end with. */
 export const NOT_FOUND_CONVENTION = 'Like every single lookup it answers null, not a NOT_FOUND error, for what the calling CRM does not have; a missing or wrong key is still an error.';
 

@@ -64,15 +64,5 @@ export async function resolvePublicResources(
   return [main, ...ids.map((id) => byId.get(id)).filter((resource): resource is Resource => resource !== undefined)];
 }
 
-/** The found value, or null when the lookup answered NOT_FOUND (an extra ref that names nothing is skipped). */
-export async function unlessNotFound<T>(lookup: Promise<T>): Promise<T | null> {
-  try {
-    return await lookup;
-  } catch (error) {
-    if (error instanceof DomainError && error.code === 'NOT_FOUND') return null;
-    throw error;
-  }
-}
-
 /** The context a public request runs in once the resource (and so its CRM) is known. */
 export const scopedTo = (ctx: Context, resource: Resource): Context => ({ ...ctx, crm: resource.crm });

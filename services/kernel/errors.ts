@@ -50,6 +50,16 @@ export const notFound = (what: string, reference?: string) =>
   new DomainError('NOT_FOUND', reference === undefined ? `${what} not found` : `${what} not found: ${reference}`);
 
 /** Wraps anything thrown into a DomainError; unknown errors become INTERNAL without leaking details. */
+/** The found value, or null when the lookup failed with NOT_FOUND; every other error stays an error. */
+export async function unlessNotFound<T>(lookup: Promise<T>): Promise<T | null> {
+  try {
+    return await lookup;
+  } catch (error) {
+    if (error instanceof DomainError && error.code === 'NOT_FOUND') return null;
+    throw error;
+  }
+}
+
 export function toDomainError(error: unknown): DomainError {
   if (error instanceof DomainError) return error;
   const translated = translateDatabaseError(error);

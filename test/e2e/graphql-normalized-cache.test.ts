@@ -11,6 +11,7 @@ import { reserve, slotOf } from '../support/booking-flow.js';
 import { startTestApp, type TestApp } from '../support/harness.js';
 import { exampleOperation } from '../support/example-operations.js';
 import { PROBE_START, wsUrlOf } from '../support/live.js';
+import { eventually } from '../support/webhook-receiver.js';
 
 /**
  * What a frontend developer gets from the schema: a listing held in Apollo
@@ -98,24 +99,24 @@ describe('GraphQL for normalized client caches (Apollo Client InMemoryCache over
       // Until the gateway listens on Redis, publish a synthetic event for a slot far away.
       const probe = JSON.stringify({ scope: 'slot', version: 0, resourceId: f.resourceUuid, timeslotId: null, appointmentId: 'probe', productId: null,
         kind: 'models.LotAppointment', start: PROBE_START, end: new Date(Date.parse(PROBE_START) + 1_800_000).toISOString(), capacity: 1, capacityLeft: 1 });
-      await until(async () => {
+      await eventually(async () => {
         await app.redis.publish(liveChannel(app.config.queuePrefix, TOPICS.capacityChanged), probe);
         return seen.some((c) => c.bookable?.appointmentUuid === 'probe');
-      });
+      }, 10_000);
 
       const requestsBefore = apollo.requests();
       const held = await reserve(app.anonymous, f);
       expect(held.status).toBe(200);
       const appointmentUuid = held.body.participation.appointment_uuid as string;
       const shownNow = () => watched.at(-1)?.find((b) => b.id === slot.id);
-      await until(async () => shownNow()?.capacityLeft === 1);
+      await eventually(async () => shownNow()?.capacityLeft === 1, 10_000);
       // The Bookable became the slot's LotAppointment: same object, new kind and appointment.
       expect(shownNow()).toMatchObject({ capacityLeft: 1, appointmentUuid, kind: 'LOT_APPOINTMENT', start: slot.start });
       expect(seen.find((c) => c.bookable?.id === slot.id)).toBeDefined();
 
       const second = await reserve(app.anonymous, f, { timeslot_uuid: undefined, appointment_uuid: appointmentUuid });
       expect(second.status).toBe(200);
-      await until(async () => shownNow()?.capacityLeft === 0);
+      await eventually(async () => shownNow()?.capacityLeft === 0, 10_000);
       // No query went over HTTP: the cache was updated from the subscription alone.
       expect(apollo.requests()).toBe(requestsBefore);
       expect(client.cache.extract()[`Bookable:${slot.id}`]).toMatchObject({ capacityLeft: 0, appointmentUuid });
@@ -157,23 +158,23 @@ describe('a CRM dashboard in Apollo Client: appointmentChanged updates the cache
       try {
         const probe = JSON.stringify({ change: 'PARTICIPATION_ADDED', crmId: f.crmId, providerId: f.providerUuid, appointmentUuid: 'probe', appointmentReference: 'probe',
           appointmentState: 'ACTIVE', participationUuid: null, participationReference: null, state: null, previousState: null, at: new Date().toISOString() });
-        await until(async () => {
+        await eventually(async () => {
           await app.redis.publish(liveChannel(app.config.queuePrefix, TOPICS.appointmentChanged), probe);
           return seen.some((c) => c.appointmentUuid === 'probe');
-        });
+        }, 10_000);
         const before = apollo.requests();
         const shown = () => watched.at(-1)?.appointments.nodes.find((a) => a.id === appointment.uuid);
 
         // The CRM confirms the request over REST: the dashboard's cached participation turns BOOKED.
         const confirmed = await f.api.post(`${f.base}/participations/${encodeURIComponent(participationRef)}?sendMails=false`, { state: 'BOOKED' });
         expect(confirmed.status).toBe(200);
-        await until(async () => shown()?.participations[0]?.state === 'BOOKED');
+        await eventually(async () => shown()?.participations[0]?.state === 'BOOKED', 10_000);
         expect(seen.find((c) => c.change === 'PARTICIPATION_STATE_CHANGED')?.participation).toEqual({ __typename: 'Participation', id: row.participations[0]!.id, state: 'BOOKED' });
 
         // Cancelling the appointment: its state and its participation's change in the cache too.
         const cancelled = await f.api.delete(`${f.base}/appointments`, { appointmentReference: appointment.reference });
         expect(cancelled.status).toBeLessThan(300);
-        await until(async () => shown()?.state === 'CANCELLED' && shown()?.participations[0]?.state === 'CANCELED');
+        await eventually(async () => shown()?.state === 'CANCELLED' && shown()?.participations[0]?.state === 'CANCELED', 10_000);
         expect(apollo.requests()).toBe(before);
       } finally {
         subscription.unsubscribe();
@@ -184,11 +185,3 @@ describe('a CRM dashboard in Apollo Client: appointmentChanged updates the cache
     }
   });
 });
-
-async function until(condition: () => Promise<boolean>, timeoutMs = 10_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await condition())) {
-    if (Date.now() > deadline) throw new Error('condition not met in time');
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-}

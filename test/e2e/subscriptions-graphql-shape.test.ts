@@ -5,6 +5,7 @@ import { setupBookable } from '../support/booking-fixtures.js';
 import { reserve } from '../support/booking-flow.js';
 import { startTestApp, type TestApp } from '../support/harness.js';
 import { PROBE_START, wsUrlOf } from '../support/live.js';
+import { eventually } from '../support/webhook-receiver.js';
 import { liveChannel, TOPICS } from '../../services/kernel/jobs.js';
 
 const BOOKABLE_FIELDS = `id start end formattedStart formattedEnd timeslotUuid appointmentUuid productUuid resourceUuid productName resourceName
@@ -44,19 +45,14 @@ describe('capacityChanged delivers the Bookable of upcomingBookables', () => {
     try {
       const probe = JSON.stringify({ scope: 'slot', version: 0, resourceId: f.resourceUuid, timeslotId: null, appointmentId: null, productId: null,
         kind: 'models.Bookable', start: PROBE_START, end: new Date(Date.parse(PROBE_START) + 1_800_000).toISOString(), capacity: 1, capacityLeft: 0 });
-      for (const deadline = Date.now() + 10_000; !changes.some((c) => Date.parse(c.from) === Date.parse(PROBE_START)); ) {
-        if (Date.now() > deadline) throw new Error(`subscription not live: ${JSON.stringify(errors)}`);
+      await eventually(async () => {
         await app.redis.publish(liveChannel(app.config.queuePrefix, TOPICS.capacityChanged), probe);
-        await new Promise((resolve) => setTimeout(resolve, 50));
-      }
+        return changes.some((c) => Date.parse(c.from) === Date.parse(PROBE_START));
+      }, 10_000, 'the subscription to be live');
       const after = changes.length;
       expect((await reserve(app.anonymous, f)).status).toBe(200);
       const isSlot = (c: any) => c.scope === 'SLOT' && Date.parse(c.from) === Date.parse(f.slot.from);
-      for (const deadline = Date.now() + 10_000; !changes.slice(after).some(isSlot); ) {
-        if (Date.now() > deadline) throw new Error(`no change for the slot: ${JSON.stringify(changes)} ${JSON.stringify(errors)}`);
-        await new Promise((resolve) => setTimeout(resolve, 20));
-      }
-      const change = changes.slice(after).find(isSlot);
+      const change = await eventually(async () => changes.slice(after).find(isSlot), 10_000, 'a change of the slot');
       expect(change).toMatchObject({ resourceUuid: f.resourceUuid, from: new Date(f.slot.from).toISOString(), to: new Date(f.slot.to).toISOString() });
 
       const listed = await app.anonymous.graphql(LISTING, { ref: f.resourceUuid, ...format });

@@ -154,4 +154,3 @@ export class BookingResolver {
     return saveChannel(ctx, providerReference, resourceReference, channelKey, plain(input));
   }
 }
-

@@ -1,22 +1,21 @@
 import { Arg, Ctx, FieldResolver, Resolver, Root, Subscription } from 'type-graphql';
 import { Appointment } from '../../../services/appointments/appointment.entity.js';
-import { APPOINTMENT_VIEW_POPULATE, toAppointmentView } from '../../../services/appointments/appointment.view.js';
-import { requireCrm } from '../../../services/kernel/context.js';
+import { APPOINTMENT_VIEW_POPULATE } from '../../../services/appointments/appointment.view.js';
+import { type Context, requireCrm } from '../../../services/kernel/context.js';
+import { DomainError } from '../../../services/kernel/errors.js';
 import { isUuid } from '../../../services/kernel/ids.js';
-import { Participation } from '../../../services/participations/participation.entity.js';
-import { toParticipationNode } from '../../../services/participations/participation.service.js';
-import { AppointmentType, ParticipationType } from '../scheduling/scheduling.types.js';
-import { toAppointmentType } from '../scheduling/scheduling.resolver.js';
 import { openAppointmentFeed, type AppointmentChangeView } from '../../../services/live/appointment-feed.service.js';
 import { openCapacityFeed, type CapacityChangeView } from '../../../services/live/capacity-feed.service.js';
-import { DomainError } from '../../../services/kernel/errors.js';
+import { Participation } from '../../../services/participations/participation.entity.js';
+import { toParticipationNode } from '../../../services/participations/participation.service.js';
 import { WEBHOOK_EVENT_OF_CHANGE } from '../../../services/webhooks/webhook-events.js';
+import { toBookableType } from '../booking/booking.resolver.js';
 import { ChannelKey } from '../enums.js';
 import { plain } from '../plain.js';
+import { toAppointmentType } from '../scheduling/scheduling.resolver.js';
+import { AppointmentType, ParticipationType } from '../scheduling/scheduling.types.js';
 import { type LiveContext, liveHubOf } from './live-hub.js';
-import { toBookableType } from '../booking/booking.resolver.js';
 import { AppointmentChangeType, CapacityChangeScope, CapacityChangeType } from './live.types.js';
-import type { Context } from '../../../services/kernel/context.js';
 
 /** A subscription sent over HTTP is executed like a query, without a batch: refuse it with a clear message. */
 function overWebSocket<T>(batch: T[] | undefined): T[] {
@@ -92,7 +91,7 @@ export class AppointmentChangeFieldsResolver {
       { id: change.appointmentUuid, provider: { crm, reference: change.providerReference } },
       { populate: APPOINTMENT_VIEW_POPULATE },
     );
-    return found && toAppointmentType(toAppointmentView(found, ctx.clock.now(), toParticipationNode));
+    return found && toAppointmentType(found, ctx.clock.now());
   }
 
   @FieldResolver(() => ParticipationType, { nullable: true, description: 'the participation now; null for appointment changes and once it was deleted' })

@@ -11,7 +11,8 @@ import { listProducts, saveProduct, toProductView } from '../../../services/prod
 import { deleteResource } from '../../../services/resources/resource-deletion.service.js';
 import { getResource, listResources, saveResource, updateResource } from '../../../services/resources/resource.service.js';
 import { toResourceDetailsView } from '../../../services/resources/resource.view.js';
-import { lookupDescription, orNull } from '../not-found.js';
+import { unlessNotFound } from '../../../services/kernel/errors.js';
+import { lookupDescription } from '../not-found.js';
 import { plain } from '../plain.js';
 import {
   ContactProfileInput,
@@ -56,7 +57,7 @@ export class OfferingsResolver {
     @Arg('providerReference', () => String) providerReference: string,
     @Arg('reference', () => String) reference: string,
   ): Promise<ResourceType | null> {
-    const resource = await orNull(getResource(ctx, providerReference, reference));
+    const resource = await unlessNotFound(getResource(ctx, providerReference, reference));
     return resource && toResourceDetailsView(resource);
   }
 
@@ -94,7 +95,7 @@ export class OfferingsResolver {
 
   @Query(() => ContactProfileType, { nullable: true, description: lookupDescription("A user's general contact profile", 'the user is unknown or has no general profile') })
   async generalContactProfile(@Ctx() ctx: Context, @Arg('userReference', () => String) userReference: string): Promise<ContactProfileType | null> {
-    const profile = await orNull(getGeneralContactProfile(ctx, userReference));
+    const profile = await unlessNotFound(getGeneralContactProfile(ctx, userReference));
     return profile && toContactProfileView(profile);
   }
 
@@ -113,7 +114,7 @@ export class OfferingsResolver {
     @Arg('providerReference', () => String) providerReference: string,
     @Arg('reference', () => String) reference: string,
   ): Promise<ContactProfileType | null> {
-    const profile = await orNull(getContactProfile(ctx, providerReference, reference));
+    const profile = await unlessNotFound(getContactProfile(ctx, providerReference, reference));
     return profile && toContactProfileView(profile);
   }
 

@@ -1,19 +1,21 @@
 import { GraphQLDateTime } from 'graphql-scalars';
 import { Arg, Ctx, Int, Mutation, Query, Resolver } from 'type-graphql';
 import { cancelAppointment, deleteAppointmentsSilently } from '../../../services/appointments/appointment-cancel.service.js';
+import type { Appointment } from '../../../services/appointments/appointment.entity.js';
 import { APPOINTMENT_PAGE_MAX, createAppointments, listAppointments } from '../../../services/appointments/appointment.service.js';
 import { type AppointmentView, toAppointmentView } from '../../../services/appointments/appointment.view.js';
 import { createCustomer, deleteCustomer, getCustomer, toCustomerView, updateCustomer } from '../../../services/customers/customer.service.js';
 import type { toLocationView } from '../../../services/kernel/address-input.js';
 import type { Context } from '../../../services/kernel/context.js';
-import { DomainError } from '../../../services/kernel/errors.js';
+import { DomainError, unlessNotFound } from '../../../services/kernel/errors.js';
 import { PAGE_SIZE_DEFAULT } from '../../../services/kernel/pagination.js';
 import { createParticipation, type ParticipationView, toParticipationNode, updateParticipationState } from '../../../services/participations/participation.service.js';
+import type { Timeslot } from '../../../services/timeslots/timeslot.entity.js';
 import { createTimeslots, deleteTimeslot, listTimeslots, TIMESLOT_PAGE_MAX, updateTimeslot } from '../../../services/timeslots/timeslot.service.js';
 import { type TimeslotView, toTimeslotView } from '../../../services/timeslots/timeslot.view.js';
 import { toConnection } from '../connection.js';
 import { ParticipationState } from '../enums.js';
-import { lookupDescription, orNull } from '../not-found.js';
+import { lookupDescription } from '../not-found.js';
 import { plain } from '../plain.js';
 import {
   AppointmentConnection,
@@ -41,19 +43,22 @@ type ParticipationNodeView = ParticipationView & { uuid: string };
 const toLocation = (value: ReturnType<typeof toLocationView>): LocationValue | null =>
   value === null ? null : typeof value === 'string' ? { text: value } : value;
 
-export const toAppointmentType = (view: AppointmentView<ParticipationNodeView>): AppointmentType => ({
+const appointmentTypeOf = (view: AppointmentView<ParticipationNodeView>): AppointmentType => ({
   ...view,
   id: view.uuid,
   address: toLocation(view.address),
   participations: view.participations.map((participation) => ({ ...participation, appointmentReference: view.reference })),
 });
 
-const toTimeslotType = (view: TimeslotView<ParticipationNodeView>): TimeslotType => ({
-  ...view,
-  id: view.uuid,
-  address: toLocation(view.address),
-  appointments: view.appointments ? view.appointments.map(toAppointmentType) : null,
-});
+/** An appointment as GraphQL shows it: the /crms view, with the ids of the appointment and of its participations. */
+export const toAppointmentType = (appointment: Appointment, now: Date): AppointmentType =>
+  appointmentTypeOf(toAppointmentView(appointment, now, toParticipationNode));
+
+/** A timeslot as GraphQL shows it, with the appointments made from it when given. */
+const toTimeslotType = (timeslot: Timeslot, appointments?: Appointment[], now?: Date): TimeslotType => {
+  const view: TimeslotView<ParticipationNodeView> = toTimeslotView(timeslot, appointments, now, toParticipationNode);
+  return { ...view, id: view.uuid, address: toLocation(view.address), appointments: view.appointments ? view.appointments.map(appointmentTypeOf) : null };
+};
 
 /** Timeslots, appointments and series, participations and customers; every operation needs the CRM key. */
 @Resolver()
@@ -70,7 +75,7 @@ export class SchedulingResolver {
   ): Promise<TimeslotConnection> {
     const found = await listTimeslots(ctx, providerReference, resourceReference, { from, to }, { first, after });
     const now = ctx.clock.now();
-    return toConnection(found, ({ timeslot, appointments }) => toTimeslotType(toTimeslotView(timeslot, appointments, now, toParticipationNode)));
+    return toConnection(found, ({ timeslot, appointments }) => toTimeslotType(timeslot, appointments, now));
   }
 
   @Mutation(() => [TimeslotType], { description: 'Creates a batch of timeslots, all or none.' })
@@ -80,7 +85,7 @@ export class SchedulingResolver {
     @Arg('timeslots', () => [TimeslotInput]) timeslots: TimeslotInput[],
   ): Promise<TimeslotType[]> {
     const created = await createTimeslots(ctx, providerReference, { timeslots: plain(timeslots) });
-    return created.map((timeslot) => toTimeslotType(toTimeslotView(timeslot)));
+    return created.map((timeslot) => toTimeslotType(timeslot));
   }
 
   @Mutation(() => TimeslotType, { description: 'Changes only the fields given.' })
@@ -90,7 +95,7 @@ export class SchedulingResolver {
     @Arg('reference', () => String) reference: string,
     @Arg('input', () => TimeslotUpdateInput) input: TimeslotUpdateInput,
   ): Promise<TimeslotType> {
-    return toTimeslotType(toTimeslotView(await updateTimeslot(ctx, providerReference, reference, plain(input))));
+    return toTimeslotType(await updateTimeslot(ctx, providerReference, reference, plain(input)));
   }
 
   @Mutation(() => Boolean, { description: 'Deletes a timeslot; refused (HAS_ACTIVE_APPOINTMENTS) while an appointment made from it is not cancelled.' })
@@ -122,7 +127,7 @@ export class SchedulingResolver {
       { first, after },
     );
     const now = ctx.clock.now();
-    return toConnection(found, (appointment) => toAppointmentType(toAppointmentView(appointment, now, toParticipationNode)));
+    return toConnection(found, (appointment) => toAppointmentType(appointment, now));
   }
 
   @Mutation(() => AppointmentType, { description: 'Creates a single appointment.' })
@@ -133,7 +138,7 @@ export class SchedulingResolver {
   ): Promise<AppointmentType> {
     const result = await createAppointments(ctx, providerReference, plain(input));
     if (result.kind !== 'single') throw new DomainError('INTERNAL', 'expected a single appointment');
-    return toAppointmentType(toAppointmentView(result.appointment, ctx.clock.now(), toParticipationNode));
+    return toAppointmentType(result.appointment, ctx.clock.now());
   }
 
   @Mutation(() => AppointmentSeriesType, { description: 'Creates a series of appointments from series_data.' })
@@ -145,7 +150,7 @@ export class SchedulingResolver {
     const result = await createAppointments(ctx, providerReference, plain(input));
     if (result.kind !== 'series') throw new DomainError('INTERNAL', 'expected a series');
     const now = ctx.clock.now();
-    return { seriesId: result.seriesId, appointments: result.appointments.map((appointment) => toAppointmentType(toAppointmentView(appointment, now, toParticipationNode))) };
+    return { seriesId: result.seriesId, appointments: result.appointments.map((appointment) => toAppointmentType(appointment, now)) };
   }
 
   @Mutation(() => Int, { description: 'Deletes an appointment, or every appointment of a series, informing nobody; returns how many.' })
@@ -166,7 +171,7 @@ export class SchedulingResolver {
     @Arg('message', () => String, { nullable: true }) message: string | null,
   ): Promise<AppointmentType> {
     const appointment = await cancelAppointment(ctx, providerReference, { appointmentReference }, message ?? null);
-    return toAppointmentType(toAppointmentView(appointment, ctx.clock.now(), toParticipationNode));
+    return toAppointmentType(appointment, ctx.clock.now());
   }
 
   @Mutation(() => CreateParticipationPayload, { description: 'Adds a customer to an appointment; an existing reference is updated unless onDuplicateRaise.' })
@@ -200,7 +205,7 @@ export class SchedulingResolver {
     @Arg('providerReference', () => String) providerReference: string,
     @Arg('reference', () => String) reference: string,
   ): Promise<CustomerType | null> {
-    const customer = await orNull(getCustomer(ctx, providerReference, reference));
+    const customer = await unlessNotFound(getCustomer(ctx, providerReference, reference));
     return customer ? toCustomerView(customer) : null;
   }
 

@@ -4,7 +4,8 @@ import type { Context } from '../../../services/kernel/context.js';
 import { addStaff, createProvider, getProvider, listStaff, removeStaff, toProviderView } from '../../../services/providers/provider.service.js';
 import { createUser, getUser } from '../../../services/users/user.service.js';
 import { toUserView } from '../../../services/users/user.view.js';
-import { lookupDescription, orNull } from '../not-found.js';
+import { unlessNotFound } from '../../../services/kernel/errors.js';
+import { lookupDescription } from '../not-found.js';
 import { plain } from '../plain.js';
 import {
   AccountType,
@@ -23,7 +24,7 @@ import {
 export class SetupResolver {
   @Query(() => UserType, { nullable: true, description: lookupDescription('A user of the calling CRM by reference', 'the CRM has no user with this reference') })
   async user(@Ctx() ctx: Context, @Arg('reference', () => String) reference: string): Promise<UserType | null> {
-    const user = await orNull(getUser(ctx, reference));
+    const user = await unlessNotFound(getUser(ctx, reference));
     return user && toUserView(user);
   }
 
@@ -35,7 +36,7 @@ export class SetupResolver {
 
   @Query(() => AccountType, { nullable: true, description: lookupDescription('An account of the calling CRM by reference', 'the CRM has no account with this reference') })
   async account(@Ctx() ctx: Context, @Arg('reference', () => String) reference: string): Promise<AccountType | null> {
-    const account = await orNull(getAccount(ctx, reference));
+    const account = await unlessNotFound(getAccount(ctx, reference));
     return account && toAccountView(account);
   }
 
@@ -47,7 +48,7 @@ export class SetupResolver {
 
   @Query(() => ProviderType, { nullable: true, description: lookupDescription('A provider of the calling CRM by reference', "the CRM has no provider with this reference (another CRM's provider is not revealed)") })
   async provider(@Ctx() ctx: Context, @Arg('reference', () => String) reference: string): Promise<ProviderType | null> {
-    const provider = await orNull(getProvider(ctx, reference));
+    const provider = await unlessNotFound(getProvider(ctx, reference));
     return provider && toProviderView(provider);
   }
 
