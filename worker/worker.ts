@@ -6,6 +6,7 @@ import type { ContextRoot } from '../services/kernel/context.js';
 import { MAINTENANCE_JOBS, type MaintenanceJobName, QUEUES } from '../services/kernel/jobs.js';
 import { addGaugeSource, type GaugeSample } from '../services/kernel/metrics.js';
 import { OUTBOX_RETENTION_MS, pruneDispatchedOutbox } from '../services/outbox/outbox.service.js';
+import { analyzeStaleTables, autovacuumOn } from '../services/kernel/table-statistics.js';
 import type { Logger } from '../services/kernel/logger.js';
 import type { Orm } from '../services/kernel/orm.js';
 import { createRedisClient, type RedisClient } from '../services/kernel/redis.js';
@@ -30,6 +31,8 @@ export interface WorkerDeps {
   sweepMs?: number;
   /** How often dispatched outbox rows past their retention are deleted (once per interval across all workers). */
   pruneMs?: number;
+  /** How often tables that changed are analyzed where autovacuum is off (default 15 s). */
+  statisticsMs?: number;
   /** A mail whose state has not moved for this long is checked for a lost job. */
   mailStaleMs?: number;
   /** Tests shorten the mail retry policy (attempts, first back-off delay). */
@@ -119,8 +122,14 @@ export async function startWorker(deps: WorkerDeps): Promise<RunningWorker> {
     await pruneWebhookDeliveries(root, new Date(deps.clock.now().getTime() - WEBHOOK_DELIVERY_RETENTION_MS));
     return { pruned: await pruneDispatchedOutbox(orm.em.fork(), new Date(deps.clock.now().getTime() - OUTBOX_RETENTION_MS)) };
   };
+  const tableStatistics = async () => ({ analyzed: await analyzeStaleTables(orm.em.fork()) });
+  const maintenanceRuns: Record<MaintenanceJobName, () => Promise<object>> = {
+    [MAINTENANCE_JOBS.holdSweep]: holdSweep,
+    [MAINTENANCE_JOBS.outboxPrune]: outboxPrune,
+    [MAINTENANCE_JOBS.tableStatistics]: tableStatistics,
+  };
   async function runMaintenance(job: Job<unknown, unknown, MaintenanceJobName>) {
-    const result = job.name === MAINTENANCE_JOBS.holdSweep ? await holdSweep() : await outboxPrune();
+    const result = await maintenanceRuns[job.name]();
     // One line per run: across all workers there is one per interval.
     logger.debug('maintenance ran', { job: job.name, jobId: job.id, ...result });
     return result;
@@ -129,6 +138,7 @@ export async function startWorker(deps: WorkerDeps): Promise<RunningWorker> {
   const schedules = [
     { id: MAINTENANCE_JOBS.holdSweep, every: deps.sweepMs ?? 30_000 },
     { id: MAINTENANCE_JOBS.outboxPrune, every: deps.pruneMs ?? 3_600_000 },
+    { id: MAINTENANCE_JOBS.tableStatistics, every: deps.statisticsMs ?? 15_000 },
   ];
   const upsert = (schedule: (typeof schedules)[number]) => maintenance.upsertJobScheduler(schedule.id, { every: schedule.every }, { name: schedule.id });
   // Upserting the same scheduler from every worker is idempotent (its jobs' ids come from the scheduler and the
@@ -157,6 +167,9 @@ export async function startWorker(deps: WorkerDeps): Promise<RunningWorker> {
 
   const removeGauges = addGaugeSource(() => workerGauges(orm, queues));
   logger.info('worker started', { queues: Object.values(QUEUES) });
+  if (!(await autovacuumOn(orm.em.fork()).catch(() => true))) {
+    logger.warn('autovacuum is off: the worker analyzes changed tables itself (planner statistics); dead rows need a VACUUM by the operator');
+  }
 
   return {
     relay,

@@ -1,4 +1,5 @@
 import type { Context } from '../kernel/context.js';
+import { sql } from '../kernel/sql.js';
 import { DomainError, notFound } from '../kernel/errors.js';
 import { isUuid } from '../kernel/ids.js';
 import { BookingChannelSetting } from '../resources/booking-channel-setting.entity.js';
@@ -140,8 +141,7 @@ export async function resolveResourceRows<Row extends ResolvedRow>(ctx: Context,
     if (parts.length === 3 && isUuid(parts[1]!)) full.push([`${parts[0]}@${parts[2]}`, parts[1]!.toLowerCase()]);
   }
   const rows = references.size
-    ? await ctx.em.execute<Row[]>(
-        `select r.id, r.crm_id, r.provider_id, r.reference, p.time_zone${columns}
+    ? await sql<Row>(ctx, `select r.id, r.crm_id, r.provider_id, r.reference, p.time_zone${columns}
            from resource r join provider p on p.id = r.provider_id join crm_integration c on c.id = r.crm_id
           where r.deleted_at is null
             and (r.id = any(?::uuid[]) or r.reference = any(?::text[])
@@ -229,8 +229,7 @@ export async function loadListingScope(ctx: Context, named: NamedResource[], prd
   const productKnowable = prdRef !== undefined && !prdRef.includes('\u0000');
   const productWhere = !productKnowable ? 'false' : isUuid(prdRef) ? 'pr.id = ?::uuid' : 'pr.reference = ?';
   const [[row], settings] = await Promise.all([
-    ctx.em.execute<ScopeRow[]>(
-      `select
+    sql<ScopeRow>(ctx, `select
         (select coalesce(json_agg(json_build_object('id', r.id, 'public_name', r.public_name, 'closed', r.archived or r.deleted_at is not null,
                   'contact_id', r.contact_id, 'contact_profile_id', r.contact_profile_id)), '[]')
            from resource r where r.id = any(?::uuid[])) as resources,
@@ -349,8 +348,7 @@ export async function loadContacts(ctx: Context, directory: ContactDirectory, su
   const profiles = [...new Set(subjects.map((s) => s.contactProfileId).filter((id): id is string => id !== null))];
   const users = [...new Set(subjects.map((s) => s.contactId).filter((id): id is string => id !== null))];
   if (!profiles.length && !users.length) return;
-  const [row] = await ctx.em.execute<{ contacts: ContactRow[] }[]>(
-    `select (${CONTACT_CHANNELS_SQL('select unnest(?::uuid[])', 'select unnest(?::uuid[])')}) as contacts`,
+  const [row] = await sql<{ contacts: ContactRow[] }>(ctx, `select (${CONTACT_CHANNELS_SQL('select unnest(?::uuid[])', 'select unnest(?::uuid[])')}) as contacts`,
     [uuidArray(profiles), uuidArray(users)],
   );
   directory.add(row!.contacts, subjects);
@@ -379,13 +377,11 @@ export async function loadListingCalendar(
   const upper = new Date(window.toMs);
   const now = new Date(window.nowMs);
   const [timeslots, appointments] = await Promise.all([
-    ctx.em.execute<TimeslotRow[]>(
-      `select id, resource_id, ${ms('start')} as start_ms, ${ms('"end"')} as end_ms, raster, default_capacity
+    sql<TimeslotRow>(ctx, `select id, resource_id, ${ms('start')} as start_ms, ${ms('"end"')} as end_ms, raster, default_capacity
          from timeslot where ${TIMESLOTS_WHERE} order by start`,
       [ids, lower, upper],
     ),
-    ctx.em.execute<AppointmentRow[]>(
-      `with reach as (select min(start) as low, max("end") as high from timeslot where ${TIMESLOTS_WHERE}),
+    sql<AppointmentRow>(ctx, `with reach as (select min(start) as low, max("end") as high from timeslot where ${TIMESLOTS_WHERE}),
        found as (
          select ${APPOINTMENT_COLUMNS} from appointment a where a.resource_id = any(?::uuid[]) and a.start >= ? and a.start < ?
          union all

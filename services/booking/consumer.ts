@@ -1,4 +1,5 @@
 import type { Context } from '../kernel/context.js';
+import { sql } from '../kernel/sql.js';
 import { newId } from '../kernel/ids.js';
 
 export interface ConsumerData {
@@ -54,9 +55,8 @@ interface CustomerRow {
  * new e-mail at once would both create it), one lookup, one write.
  */
 export async function findOrCreateConsumer(ctx: Context, owner: ConsumerOwner, data: ConsumerData): Promise<ConsumerCustomer> {
-  await ctx.em.execute('select pg_advisory_xact_lock(hashtextextended(?, 0))', [`consumer:${owner.crmId}:${data.email}`]);
-  const [found] = await ctx.em.execute<{ user: UserRow | null; customer: CustomerRow | null }[]>(
-    `with u as (
+  await sql(ctx, 'select pg_advisory_xact_lock(hashtextextended(?, 0))', [`consumer:${owner.crmId}:${data.email}`]);
+  const [found] = await sql<{ user: UserRow | null; customer: CustomerRow | null }>(ctx, `with u as (
        select id, reference, email, first_name, last_name, mobile, language from app_user where crm_id = ? and email = ? limit 1
      ), c as (
        select * from (
@@ -99,6 +99,6 @@ export async function findOrCreateConsumer(ctx: Context, owner: ConsumerOwner, d
     customerEmail = customer.email ?? userEmail;
   }
   // One round trip for every write (data-modifying CTEs all run, referenced or not).
-  if (writes.length) await ctx.em.execute(`with ${writes.map((sql, i) => `w${i} as (${sql} returning 1)`).join(', ')} select 1`, params);
+  if (writes.length) await sql(ctx, `with ${writes.map((statement, i) => `w${i} as (${statement} returning 1)`).join(', ')} select 1`, params);
   return { id: customerId, email: customerEmail };
 }

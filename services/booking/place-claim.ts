@@ -1,5 +1,6 @@
 import type { Location } from '../kernel/address.js';
 import type { Context } from '../kernel/context.js';
+import { sql } from '../kernel/sql.js';
 import { DomainError, validationError } from '../kernel/errors.js';
 import { newId } from '../kernel/ids.js';
 import { slotAt } from '../timeslots/slot-grid.js';
@@ -108,8 +109,7 @@ export async function claimPlace(ctx: Context, request: ClaimRequest): Promise<C
 /** The slot [from, to) of a timeslot of the resources, claimed afresh; null when no timeslot covers it. */
 async function claimSlotAt(ctx: Context, request: ClaimRequest): Promise<Claim | null> {
   const resourceIds = request.scope.resources.map((r) => r.id);
-  const rows = await ctx.em.execute<TimeslotRow[]>(
-    `${TIMESLOT_SELECT} where t.resource_id in (${resourceIds.map(() => '?').join(',')}) and t.start <= ? and t."end" >= ?
+  const rows = await sql<TimeslotRow>(ctx, `${TIMESLOT_SELECT} where t.resource_id in (${resourceIds.map(() => '?').join(',')}) and t.start <= ? and t."end" >= ?
        and r.deleted_at is null and not r.archived limit 1 for share of r, t`,
     [...busyWindow(request), ...resourceIds, request.from, request.to],
   );
@@ -134,7 +134,7 @@ interface TimeslotRow {
 const TIMESLOT_SELECT = `select t.id, t.resource_id, t.start, t."end", t.raster, t.default_capacity, t.default_accept_bookings, t.address, t.state,
     (select coalesce(json_agg(json_build_object('timeslot_id', a.timeslot_id, 'start', a.start, 'blocked_from', a.blocked_from, 'blocked_to', a.blocked_to)), '[]')
        from appointment a where a.resource_id = t.resource_id and a.state = 'ACTIVE' and not a.archived
-        and tstzrange(a.blocked_from, a.blocked_to) && tstzrange(?, ?)) as busy
+        and tstzrange(a.blocked_from, a.blocked_to) && tstzrange(?::timestamptz, ?::timestamptz)) as busy
   from timeslot t join resource r on r.id = t.resource_id`;
 
 /**
@@ -150,8 +150,7 @@ function busyWindow(request: ClaimRequest): [Date, Date] {
 }
 
 async function findTimeslot(ctx: Context, request: ClaimRequest, resourceIds: string[]): Promise<TimeslotRow | undefined> {
-  const rows = await ctx.em.execute<TimeslotRow[]>(
-    `${TIMESLOT_SELECT} where t.id = ? and t.resource_id in (${resourceIds.map(() => '?').join(',')})
+  const rows = await sql<TimeslotRow>(ctx, `${TIMESLOT_SELECT} where t.id = ? and t.resource_id in (${resourceIds.map(() => '?').join(',')})
        and r.deleted_at is null and not r.archived for share of r, t`,
     [...busyWindow(request), request.uuid, ...resourceIds],
   );
@@ -160,8 +159,7 @@ async function findTimeslot(ctx: Context, request: ClaimRequest, resourceIds: st
 
 /** An appointment of the resources (their rows shared against delete/archive); null when there is none. Its places are counted by givePlace, under its lock. */
 async function findLot(ctx: Context, where: string, params: unknown[], resourceIds: string[]): Promise<LotRow | null> {
-  const rows = await ctx.em.execute<LotRow[]>(
-    `select ${LOT_COLUMNS} from appointment a join resource r on r.id = a.resource_id left join timeslot t on t.id = a.timeslot_id
+  const rows = await sql<LotRow>(ctx, `select ${LOT_COLUMNS} from appointment a join resource r on r.id = a.resource_id left join timeslot t on t.id = a.timeslot_id
       where ${where} and a.resource_id in (${resourceIds.map(() => '?').join(',')}) and r.deleted_at is null and not r.archived
       for share of r`,
     [...params, ...resourceIds],
@@ -171,8 +169,7 @@ async function findLot(ctx: Context, where: string, params: unknown[], resourceI
 
 /** The appointment of a live or expired hold (by its placeholder id), with the hold's id; completeHold re-checks the hold under its row lock. */
 export async function findHeldLot(ctx: Context, placeholderId: string, resourceIds: string[]): Promise<{ lot: LotRow; holdId: string } | null> {
-  const rows = await ctx.em.execute<(LotRow & { hold_id: string })[]>(
-    `select ${LOT_COLUMNS}, p.id as hold_id from participation p join appointment a on a.id = p.appointment_id
+  const rows = await sql<LotRow & { hold_id: string }>(ctx, `select ${LOT_COLUMNS}, p.id as hold_id from participation p join appointment a on a.id = p.appointment_id
        join resource r on r.id = a.resource_id left join timeslot t on t.id = a.timeslot_id
       where p.placeholder_id = ? and p.state = 'RESERVED' and a.resource_id in (${resourceIds.map(() => '?').join(',')})
         and r.deleted_at is null and not r.archived
@@ -231,8 +228,7 @@ async function claimSlot(ctx: Context, request: ClaimRequest, timeslot: Timeslot
   if (!product || !fitting.some((p) => p.id === product.id)) throw slotTaken();
 
   const id = newId();
-  const inserted = await ctx.em.execute<{ id: string }[]>(
-    `insert into appointment (id, crm_id, provider_id, resource_id, product_id, timeslot_id, reference, start, "end", capacity,
+  const inserted = await sql<{ id: string }>(ctx, `insert into appointment (id, crm_id, provider_id, resource_id, product_id, timeslot_id, reference, start, "end", capacity,
         accept_bookings, contact_id, contact_profile_id, address, archived, state, created_at)
      values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?::jsonb, false, 'ACTIVE', ?)
      on conflict on constraint appointment_timeslot_start_unique do nothing
@@ -331,8 +327,7 @@ export async function givePlace(
 ): Promise<PlaceCount> {
   const now = ctx.clock.now();
   const attempt = async () => {
-    const [count] = await ctx.em.execute<{ taken: number; capacity: number; given: number; version: string; expired_holds: boolean }[]>(
-      `with a as (
+    const [count] = await sql<{ taken: number; capacity: number; given: number; version: string; expired_holds: boolean }>(ctx, `with a as (
          select id, capacity, places_taken, accept_bookings from appointment
           where id = ? and state = 'ACTIVE' and not archived and start > ?
           for update
@@ -385,8 +380,7 @@ export async function givePlace(
  * how many went.
  */
 async function releaseExpiredHolds(ctx: Context, lot: LotRow): Promise<number> {
-  const gone = await ctx.em.execute<{ id: string; reference: string | null }[]>(
-    `delete from participation where appointment_id = ? and state = 'RESERVED' and expires_at <= ? returning id, reference`,
+  const gone = await sql<{ id: string; reference: string | null }>(ctx, `delete from participation where appointment_id = ? and state = 'RESERVED' and expires_at <= ? returning id, reference`,
     [lot.id, ctx.clock.now()],
   );
   for (const hold of gone) {
@@ -411,8 +405,7 @@ export async function completeHold(
   outbox: OutboxDraft[],
 ): Promise<PlaceCount> {
   const now = ctx.clock.now();
-  const [count] = await ctx.em.execute<{ taken: number; capacity: number; given: number; version: string }[]>(
-    `with u as (
+  const [count] = await sql<{ taken: number; capacity: number; given: number; version: string }>(ctx, `with u as (
        update participation set customer_id = ?, state = ?, expires_at = null, channel_key = ?, locale = ?, messages = ?::jsonb, updated_at = ?
         where id = ? and state = 'RESERVED' and appointment_id = ?
        returning id

@@ -4,6 +4,7 @@ import { type Context, inTransaction } from '../kernel/context.js';
 import { validationError } from '../kernel/errors.js';
 import { limitPublic, RateLimitedError } from '../kernel/rate-limits.js';
 import { newId } from '../kernel/ids.js';
+import { sql } from '../kernel/sql.js';
 import { QUEUES } from '../kernel/jobs.js';
 import { appointmentChangeDraft } from '../live/appointment-events.js';
 import { parseInput } from '../kernel/validation.js';
@@ -100,9 +101,8 @@ export async function reserveAppointment(
 async function assertHoldCap(tx: Context, resourceId: string): Promise<void> {
   if (!tx.limits || !tx.clientIp) return;
   const max = tx.config.rateLimits.holdsPerClient;
-  await tx.em.execute('select pg_advisory_xact_lock(hashtextextended(?, 12))', [`hold|${tx.clientIp}|${resourceId}`]);
-  const [row] = await tx.em.execute<{ live: number; first_expiry: Date | null }[]>(
-    `select count(*)::int as live, min(p.expires_at) as first_expiry
+  await sql(tx, 'select pg_advisory_xact_lock(hashtextextended(?, 12))', [`hold|${tx.clientIp}|${resourceId}`]);
+  const [row] = await sql<{ live: number; first_expiry: Date | null }>(tx, `select count(*)::int as live, min(p.expires_at) as first_expiry
        from participation p join appointment a on a.id = p.appointment_id
       where p.client_ip = ? and p.state = 'RESERVED' and p.expires_at > ? and a.resource_id = ?`,
     [tx.clientIp, tx.clock.now(), resourceId],

@@ -1,4 +1,4 @@
-import { Check, Entity, ManyToOne, PrimaryKey, Property, type Rel, Unique, type Opt } from '@mikro-orm/core';
+import { Check, Entity, Index, ManyToOne, PrimaryKey, Property, type Rel, Unique, type Opt } from '@mikro-orm/core';
 import { CrmIntegration } from '../crm/crm-integration.entity.js';
 import { newId } from '../kernel/ids.js';
 import { Provider } from '../providers/provider.entity.js';
@@ -11,6 +11,9 @@ import { User } from '../users/user.entity.js';
  */
 @Entity({ tableName: 'customer' })
 @Unique({ properties: ['crm', 'reference'] })
+// The booking flow finds a provider's customer by its user or its e-mail on every booking.
+@Index({ properties: ['provider', 'user'] })
+@Index({ properties: ['provider', 'email'] })
 @Check({ name: 'customer_note_length_check', expression: 'char_length(note) <= 1023' })
 export class Customer {
   @PrimaryKey({ type: 'uuid' })

@@ -6,7 +6,7 @@ export const LOG_LEVELS = ['debug', 'info', 'warn', 'error', 'silent'] as const;
 export type LogLevel = (typeof LOG_LEVELS)[number];
 
 /** Pool size and per-connection limits of each process's PostgreSQL pool when nothing is configured. */
-export const DEFAULT_DATABASE_POOL: DatabasePool = { max: 10, statementTimeoutMs: 30_000, idleInTransactionTimeoutMs: 60_000 };
+export const DEFAULT_DATABASE_POOL: DatabasePool = { max: 10, statementTimeoutMs: 30_000, idleInTransactionTimeoutMs: 60_000, preparedStatements: true };
 
 const urlWithProtocol = (protocols: string[]) =>
   z.string().refine((value) => {
@@ -52,6 +52,7 @@ const schema = z.object({
   DATABASE_POOL_MAX: z.coerce.number().int().min(1).max(1000).default(DEFAULT_DATABASE_POOL.max),
   DATABASE_STATEMENT_TIMEOUT_MS: z.coerce.number().int().min(0).default(DEFAULT_DATABASE_POOL.statementTimeoutMs),
   DATABASE_IDLE_IN_TRANSACTION_TIMEOUT_MS: z.coerce.number().int().min(0).default(DEFAULT_DATABASE_POOL.idleInTransactionTimeoutMs),
+  DATABASE_PREPARED_STATEMENTS: flag.default('true'),
   GATEWAY_PROCESSES: z.coerce.number().int().min(1).max(256).default(() => availableParallelism()),
   REDIS_URL: urlWithProtocol(['redis:', 'rediss:']).default('redis://127.0.0.1:6379'),
   REDIS_CLUSTER_NODES: clusterNodes.optional(),
@@ -110,6 +111,8 @@ export interface DatabasePool {
   statementTimeoutMs: number;
   /** PostgreSQL `idle_in_transaction_session_timeout`: a session idle inside a transaction this long is ended. */
   idleInTransactionTimeoutMs: number;
+  /** Hot statements are prepared once per connection under a name (see kernel/sql.ts); off behind a pooler that cannot keep them (PgBouncer < 1.21 in transaction mode). */
+  preparedStatements: boolean;
 }
 
 export type Config = {
@@ -221,6 +224,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       max: v.DATABASE_POOL_MAX,
       statementTimeoutMs: v.DATABASE_STATEMENT_TIMEOUT_MS,
       idleInTransactionTimeoutMs: v.DATABASE_IDLE_IN_TRANSACTION_TIMEOUT_MS,
+      preparedStatements: v.DATABASE_PREPARED_STATEMENTS,
     },
     redisUrl: v.REDIS_URL,
     redisClusterNodes: v.REDIS_CLUSTER_NODES,

@@ -18,6 +18,8 @@ export const MAINTENANCE_JOBS = {
   holdSweep: 'hold-sweep',
   /** Dispatched outbox rows older than the retention. */
   outboxPrune: 'outbox-prune',
+  /** The planner's statistics of tables that changed, where autovacuum is off (kernel/table-statistics.ts). */
+  tableStatistics: 'table-statistics',
 } as const;
 export type MaintenanceJobName = (typeof MAINTENANCE_JOBS)[keyof typeof MAINTENANCE_JOBS];
 export type QueueName = (typeof QUEUES)[keyof typeof QUEUES];

@@ -5,13 +5,16 @@ import { MIGRATIONS } from '../migrations/index.js';
 import { type Config, type DatabasePool, DEFAULT_DATABASE_POOL } from './config.js';
 import { ENTITIES } from './entities.js';
 
+/** What a pool's connections are opened with (DatabasePool without what only the queries look at). */
+type ConnectionLimits = Omit<DatabasePool, 'preparedStatements'>;
+
 export type Orm = MikroORM;
 
 /**
  * PostgreSQL settings every pooled connection starts with (as the startup
  * `options`, so 0 really means off, also against a role or database default).
  */
-export function sessionOptions(pool: DatabasePool): string {
+export function sessionOptions(pool: ConnectionLimits): string {
   return `-c statement_timeout=${pool.statementTimeoutMs} -c idle_in_transaction_session_timeout=${pool.idleInTransactionTimeoutMs}`;
 }
 
@@ -19,7 +22,7 @@ export function sessionOptions(pool: DatabasePool): string {
  * ORM options for a database URL and pool settings (`config.databasePool`);
  * tests pass overrides (another database, a pool size, debug).
  */
-export function ormOptions(databaseUrl: string, overrides: Partial<Options> = {}, pool: DatabasePool = DEFAULT_DATABASE_POOL): Options {
+export function ormOptions(databaseUrl: string, overrides: Partial<Options> = {}, pool: ConnectionLimits = DEFAULT_DATABASE_POOL): Options {
   return {
     driver: PostgreSqlDriver,
     clientUrl: databaseUrl,
@@ -93,7 +96,7 @@ export const startupOptions = (config: Pick<Config, 'directDatabaseUrl' | 'creat
 export async function initOrm(
   databaseUrl: string,
   overrides: Partial<Options> = {},
-  pool: DatabasePool = DEFAULT_DATABASE_POOL,
+  pool: ConnectionLimits = DEFAULT_DATABASE_POOL,
   startup: StartupOptions = {},
 ): Promise<Orm> {
   const directUrl = startup.directUrl ?? databaseUrl;

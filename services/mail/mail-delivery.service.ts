@@ -6,6 +6,7 @@ import { notifyOutbox } from '../outbox/outbox.service.js';
 import { Participation } from '../participations/participation.entity.js';
 import { getProvider } from '../providers/provider.service.js';
 import { MailDelivery, type MailDeliveryStatus } from './mail-delivery.entity.js';
+import { sql } from '../kernel/sql.js';
 
 export interface DeliveryUpdate {
   /** Id of the outbox row that asked for the mail. */
@@ -35,8 +36,7 @@ export async function recordDelivery(ctx: Context, update: DeliveryUpdate): Prom
   // Erasing a customer locks its row (FOR UPDATE) before it scrubs mail_delivery; sharing that lock in this
   // statement means either the erasure sees this row, or this write sees the erasure (FOR SHARE waits for it
   // and reads the erased row): an address never outlives its customer.
-  const rows = await ctx.em.execute<{ previous: string | null }[]>(
-    `with customer as (
+  const rows = await sql<{ previous: string | null }>(ctx, `with customer as (
        select c.erased_at from participation p join customer c on c.id = p.customer_id where p.id = ? and ?::boolean for share of c
      ), previous as (select status from mail_delivery where id = ?)
      insert into mail_delivery as d (id, template, recipient, participation_id, status, attempts, last_error, message_id, updated_at)
@@ -75,7 +75,7 @@ export async function recordDelivery(ctx: Context, update: DeliveryUpdate): Prom
 
 /** Takes back the SENT of `handOver` when the server refused the finished message after all. */
 export async function revertSent(ctx: Context, id: string, status: 'RETRYING' | 'FAILED', lastError: string): Promise<void> {
-  await ctx.em.execute(`update mail_delivery set status = ?, last_error = ?, message_id = null, updated_at = now() where id = ? and status = 'SENT'`, [status, lastError, id]);
+  await sql(ctx, `update mail_delivery set status = ?, last_error = ?, message_id = null, updated_at = now() where id = ? and status = 'SENT'`, [status, lastError, id]);
 }
 
 /** Marks a mail FAILED with its reason unless it was sent meanwhile (a job BullMQ gave up on, or whose job was lost). */
@@ -102,8 +102,7 @@ export async function recordMailsQueued(em: EntityManager, outboxIds: string[]):
 
 /** Mails not finished whose row has not moved for `olderThanMs`: candidates for a lost BullMQ job. */
 export async function findStalledMails(ctx: Context, olderThanMs: number, limit = 200): Promise<{ id: string; template: string; participationId: string | null }[]> {
-  const rows = await ctx.em.execute<{ id: string; template: string; participation_id: string | null }[]>(
-    `select id, template, participation_id from mail_delivery
+  const rows = await sql<{ id: string; template: string; participation_id: string | null }>(ctx, `select id, template, participation_id from mail_delivery
       where status in ('QUEUED', 'SENDING', 'RETRYING') and updated_at < now() - make_interval(secs => ?)
       order by id limit ?`,
     [olderThanMs / 1000, limit],
@@ -117,8 +116,7 @@ export async function findStalledMails(ctx: Context, olderThanMs: number, limit 
  * longer be sent: a farewell mail to an erased customer keeps no address.
  */
 export async function requeueMail(ctx: Context, outboxId: string): Promise<boolean> {
-  const changed = await ctx.em.execute<{ id: string }[]>(
-    `update outbox_message set dispatched_at = null where id = ? and kind = 'mail' and payload->>'template' is not null returning id`,
+  const changed = await sql<{ id: string }>(ctx, `update outbox_message set dispatched_at = null where id = ? and kind = 'mail' and payload->>'template' is not null returning id`,
     [outboxId],
   );
   if (changed.length) await notifyOutbox(ctx.em);
@@ -146,8 +144,7 @@ export async function mailDeliveriesOfParticipation(ctx: Context, providerRefere
   const participation = await ctx.em.findOne(Participation, { crm, reference: participationReference, appointment: { provider } }, { fields: ['id'] });
   if (!participation) throw notFound('Participation', participationReference);
   const recorded = await ctx.em.find(MailDelivery, { participationId: participation.id }, { orderBy: { id: 'asc' } });
-  const pending = await ctx.em.execute<{ id: string; template: string; created_at: Date }[]>(
-    `select id, payload->>'template' as template, created_at from outbox_message
+  const pending = await sql<{ id: string; template: string; created_at: Date }>(ctx, `select id, payload->>'template' as template, created_at from outbox_message
       where dispatched_at is null and kind = 'mail' and payload->'params'->>'participationId' = ? order by id`,
     [participation.id],
   );

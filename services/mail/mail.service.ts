@@ -3,6 +3,7 @@ import type { MailJob } from '../kernel/jobs.js';
 import { recordDelivery, revertSent } from './mail-delivery.service.js';
 import { isPermanentMailError, type MailTransport } from './mail-transport.js';
 import { renderMail, UnknownTemplateError } from './templates/render.js';
+import { sql } from '../kernel/sql.js';
 
 /** A failure no retry can fix (SMTP 5xx, unknown template): the job ends at once, recorded FAILED. */
 export class PermanentMailError extends Error {}
@@ -33,7 +34,7 @@ export async function deliverMail(ctx: Context, transport: MailTransport, outbox
   const base = { id: outboxId, template: job.template, participationId: job.params.participationId ?? null };
   const scrub = (text: string) => (job.personal && job.recipient?.email ? text.split(job.recipient.email).join(ERASED) : text);
 
-  const [known] = await ctx.em.execute<{ status: string }[]>('select status from mail_delivery where id = ?', [outboxId]);
+  const [known] = await sql<{ status: string }>(ctx, 'select status from mail_delivery where id = ?', [outboxId]);
   if (known?.status === 'SENT' || known?.status === 'SKIPPED') return 'skipped';
 
   let rendered;

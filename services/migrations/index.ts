@@ -6,6 +6,7 @@ import { Migration20261122230000_BookingWritePath as M2 } from './Migration20261
 import { Migration20261123013000_Webhooks as M3 } from './Migration20261123013000_Webhooks.js';
 import { Migration20261123020000_Hardening as M4 } from './Migration20261123020000_Hardening.js';
 import { Migration20261123050000_ListPages as M5 } from './Migration20261123050000_ListPages.js';
+import { Migration20261123070000_CustomerLookups as M6 } from './Migration20261123070000_CustomerLookups.js';
 
 export const MIGRATIONS: MigrationObject[] = [
   { name: 'Migration20261121215704_Initial', class: M0 },
@@ -14,4 +15,5 @@ export const MIGRATIONS: MigrationObject[] = [
   { name: 'Migration20261123013000_Webhooks', class: M3 },
   { name: 'Migration20261123020000_Hardening', class: M4 },
   { name: 'Migration20261123050000_ListPages', class: M5 },
+  { name: 'Migration20261123070000_CustomerLookups', class: M6 },
 ];

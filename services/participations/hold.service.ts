@@ -7,6 +7,7 @@ import { writeOutbox } from '../outbox/outbox.service.js';
 import { Participation } from './participation.entity.js';
 import { lockParticipation } from './participation-state.js';
 import { metrics } from '../kernel/metrics.js';
+import { sql } from '../kernel/sql.js';
 
 /**
  * Makes a RESERVED participation a hold: valid for the configured hold time
@@ -36,7 +37,7 @@ export type HoldExpiryOutcome = 'removed' | 'gone' | 'completed' | { notDueForMs
 export async function expireHold(ctx: Context, participationId: string): Promise<HoldExpiryOutcome> {
   // Most holds are completed (or gone) before their job fires: one plain read settles those without a transaction.
   // A hold that still looks due is decided under the lock below, which reads it again.
-  const [seen] = await ctx.em.execute<{ state: string }[]>('select state from participation where id = ?', [participationId]);
+  const [seen] = await sql<{ state: string }>(ctx, 'select state from participation where id = ?', [participationId]);
   if (!seen) return 'gone';
   if (seen.state !== 'RESERVED') return 'completed';
   const outcome = await inTransaction(ctx, async (tx): Promise<HoldExpiryOutcome> => {

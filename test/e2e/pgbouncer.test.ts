@@ -1,5 +1,6 @@
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DEFAULT_DATABASE_POOL } from '../../services/kernel/config.js';
 import { startTestApp, type TestApp } from '../support/harness.js';
 import { isolatedDatabase } from '../support/isolated-database.js';
 import { CAPACITY_SUBSCRIPTION, subscribe, untilLive } from '../support/live.js';
@@ -32,8 +33,14 @@ describe('behind PgBouncer in transaction mode (DATABASE_URL) with DIRECT_DATABA
     sink = await startSmtpSink();
     db = await isolatedDatabase('pgbouncer');
     // The relay polls only once a minute: a mail within seconds proves LISTEN/NOTIFY works over the direct connection.
+    // PgBouncer before 1.21 (Debian's is 1.18) hands a transaction any server connection: named statements off.
     app = await startTestApp({
-      config: { databaseUrl: bouncer.through(db.url), directDatabaseUrl: db.url, smtpUrl: sink.url },
+      config: {
+        databaseUrl: bouncer.through(db.url),
+        directDatabaseUrl: db.url,
+        smtpUrl: sink.url,
+        databasePool: { ...DEFAULT_DATABASE_POOL, preparedStatements: false },
+      },
       worker: { relayPollMs: 60_000 },
     });
   }, 120_000);

@@ -20,7 +20,7 @@ describe('loadConfig', () => {
       port: 4000,
       gatewayProcesses: availableParallelism(),
       databaseUrl: 'postgresql://postgres@127.0.0.1:5432/booking',
-      databasePool: { max: 10, statementTimeoutMs: 30_000, idleInTransactionTimeoutMs: 60_000 },
+      databasePool: { max: 10, statementTimeoutMs: 30_000, idleInTransactionTimeoutMs: 60_000, preparedStatements: true },
       redisUrl: 'redis://127.0.0.1:6379',
       queuePrefix: 'booking',
       smtpUrl: undefined,
@@ -43,6 +43,7 @@ describe('loadConfig', () => {
       DATABASE_POOL_MAX: '25',
       DATABASE_STATEMENT_TIMEOUT_MS: '5000',
       DATABASE_IDLE_IN_TRANSACTION_TIMEOUT_MS: '0',
+      DATABASE_PREPARED_STATEMENTS: 'false',
       REDIS_URL: 'rediss://cache:6380/2',
       QUEUE_PREFIX: 'staging_1',
       SMTP_URL: 'smtp://mailpit:1025',
@@ -59,7 +60,7 @@ describe('loadConfig', () => {
       port: 8080,
       gatewayProcesses: 3,
       databaseUrl: 'postgres://u:p@db:5432/other',
-      databasePool: { max: 25, statementTimeoutMs: 5000, idleInTransactionTimeoutMs: 0 },
+      databasePool: { max: 25, statementTimeoutMs: 5000, idleInTransactionTimeoutMs: 0, preparedStatements: false },
       redisUrl: 'rediss://cache:6380/2',
       queuePrefix: 'staging_1',
       smtpUrl: 'smtp://mailpit:1025',
@@ -100,6 +101,7 @@ describe('loadConfig', () => {
       max: 10,
       statementTimeoutMs: 0,
       idleInTransactionTimeoutMs: 0,
+      preparedStatements: true,
     });
   });
 
@@ -115,6 +117,7 @@ describe('loadConfig', () => {
     ['DATABASE_STATEMENT_TIMEOUT_MS', '30s'],
     ['DATABASE_IDLE_IN_TRANSACTION_TIMEOUT_MS', '-5'],
     ['DATABASE_IDLE_IN_TRANSACTION_TIMEOUT_MS', '0.5'],
+    ['DATABASE_PREPARED_STATEMENTS', 'sometimes'],
   ])('a bad %s (%s) gives one message naming it', (name, value) => {
     const message = problem({ [name]: value });
     expect(message).toMatch(new RegExp(`^Invalid configuration:\\n  ${name}: `));

@@ -5,6 +5,7 @@ import type { MailJob } from '../../kernel/jobs.js';
 import type { Location } from '../../kernel/address.js';
 import { calendarInvite, type InviteMethod } from '../calendar-invite.js';
 import { composeMail, type MailLanguage, mailLanguage, type RenderedMail } from './layout.js';
+import { sql } from '../../kernel/sql.js';
 
 export interface MailPerson {
   email: string;
@@ -75,8 +76,7 @@ interface ParticipationMailRow {
 export async function loadParticipationMail(ctx: Context, job: MailJob): Promise<ParticipationMail | null> {
   const id = job.params.participationId;
   if (!id) throw new Error(`mail ${job.template} needs params.participationId`);
-  const [row] = await ctx.em.execute<ParticipationMailRow[]>(
-    `select p.id, p.channel_key, p.locale,
+  const [row] = await sql<ParticipationMailRow>(ctx, `select p.id, p.channel_key, p.locale,
             c.user_name as customer_name, c.email as customer_email, c.mobile as customer_mobile, c.language as customer_language,
             c.erased_at is not null as customer_erased,
             a.start, a."end", a.address, a.description, a.product_name, pr.name as product,

@@ -1,0 +1,81 @@
+import 'reflect-metadata';
+import { UniqueConstraintViolationException } from '@mikro-orm/core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DEFAULT_DATABASE_POOL } from '../../services/kernel/config.js';
+import { initOrm, type Orm } from '../../services/kernel/orm.js';
+import { sql, statementName } from '../../services/kernel/sql.js';
+import { TEST_DATABASE_URL } from '../support/env.js';
+
+const TABLE = `sql_helper_${process.pid}`;
+const named = { databasePool: DEFAULT_DATABASE_POOL };
+const unnamed = { databasePool: { ...DEFAULT_DATABASE_POOL, preparedStatements: false } };
+
+describe('kernel/sql: hot statements with bound values, prepared once per connection', () => {
+  let orm: Orm;
+  beforeAll(async () => {
+    orm = await initOrm(TEST_DATABASE_URL, {}, { max: 2, statementTimeoutMs: 5_000, idleInTransactionTimeoutMs: 5_000 });
+    await orm.em.fork().execute(`create table ${TABLE} (id int primary key, name text not null, at timestamptz, tags jsonb)`);
+  });
+  afterAll(async () => {
+    await orm?.em.fork().execute(`drop table if exists ${TABLE}`);
+    await orm?.close();
+  });
+
+  it('sends values apart from the text: quotes, semicolons and question marks arrive as they are', async () => {
+    const em = orm.em.fork();
+    const name = `O'Brien"; drop table ${TABLE}; -- ?`;
+    const at = new Date('2027-03-28T01:30:00.000Z');
+    await sql({ em, config: named }, `insert into ${TABLE} (id, name, at, tags) values (?, ?, ?, ?::jsonb)`, [1, name, at, JSON.stringify(['a', "b'c"])]);
+    const [row] = await sql<{ name: string; at: string; tags: string[] }>({ em, config: named }, `select name, at, tags from ${TABLE} where id = ?`, [1]);
+    expect(row!.name).toBe(name);
+    // Timestamps come back as PostgreSQL's text, as em.execute answers them.
+    expect(new Date(row!.at).toISOString()).toBe(at.toISOString());
+    expect(row!.tags).toEqual(['a', "b'c"]);
+  });
+
+  it('prepares a statement under its name on the connection, and not at all with DATABASE_PREPARED_STATEMENTS=false', async () => {
+    const text = `select count(*)::int as n from ${TABLE} where id > ?`;
+    const prepared = (em: Orm['em']) =>
+      sql<{ name: string }>({ em, config: unnamed }, `select name from pg_prepared_statements where name = ?`, [statementName(text)]);
+    await orm.em.fork().transactional(async (em) => {
+      // One transaction is one connection: the same name is found again there.
+      const [first] = await sql<{ n: number }>({ em, config: named }, text, [0]);
+      const [second] = await sql<{ n: number }>({ em, config: named }, text, [100]);
+      expect([first!.n, second!.n]).toEqual([1, 0]);
+      expect(await prepared(em)).toHaveLength(1);
+    });
+    const other = `select count(*)::int as n from ${TABLE} where id < ?`;
+    await orm.em.fork().transactional(async (em) => {
+      await sql({ em, config: unnamed }, other, [5]);
+      expect(await sql({ em, config: unnamed }, `select 1 from pg_prepared_statements where name = ?`, [statementName(other)])).toHaveLength(0);
+    });
+  });
+
+  it('runs inside the EntityManager’s transaction: its writes are seen there and rolled back with it', async () => {
+    await expect(
+      orm.em.fork().transactional(async (em) => {
+        await sql({ em, config: named }, `insert into ${TABLE} (id, name) values (?, ?)`, [2, 'inside']);
+        expect(await sql({ em, config: named }, `select id from ${TABLE} where id = ?`, [2])).toHaveLength(1);
+        throw new Error('roll back');
+      }),
+    ).rejects.toThrow('roll back');
+    expect(await sql({ em: orm.em.fork(), config: named }, `select id from ${TABLE} where id = ?`, [2])).toHaveLength(0);
+  });
+
+  it('throws the ORM’s exceptions with the SQLSTATE and constraint, as em.execute does', async () => {
+    const em = orm.em.fork();
+    const error = await sql({ em, config: named }, `insert into ${TABLE} (id, name) values (?, ?)`, [1, 'again']).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(UniqueConstraintViolationException);
+    expect(error).toMatchObject({ code: '23505', constraint: `${TABLE}_pkey` });
+  });
+
+  it('refuses a call whose values do not match its placeholders before sending anything', async () => {
+    await expect(sql({ em: orm.em.fork(), config: named }, `select ?::int + ?::int as n`, [1])).rejects.toThrow('sql: 1 values for 2 placeholders');
+  });
+
+  it('names a statement by its text: stable, and different texts get different names', () => {
+    expect(statementName('select 1')).toBe(statementName('select 1'));
+    expect(statementName('select 1')).not.toBe(statementName('select 2'));
+    expect(statementName('select 1')).toMatch(/^s[A-Za-z0-9_-]{22}$/);
+  });
+});
