@@ -29,7 +29,8 @@ export interface Price {
 @Unique({ name: 'appointment_timeslot_start_unique', properties: ['timeslot', 'start'] })
 @Index({ properties: ['resource', 'start'] })
 @Index({ properties: ['provider', 'start', 'reference'] })
-@Index({ properties: ['seriesId'] })
+// Only appointments of a series (see Migration20261123073000_HotAppointmentUpdates).
+@Index({ name: 'appointment_series_id_index', properties: ['seriesId'], expression: 'create index "appointment_series_id_index" on "appointment" ("series_id") where "series_id" is not null' })
 @Check({ name: 'appointment_period_check', expression: '"end" > "start"' })
 @Check({ name: 'appointment_capacity_check', expression: 'capacity >= 0' })
 export class Appointment {

@@ -7,6 +7,7 @@ import { Migration20261123013000_Webhooks as M3 } from './Migration2026112301300
 import { Migration20261123020000_Hardening as M4 } from './Migration20261123020000_Hardening.js';
 import { Migration20261123050000_ListPages as M5 } from './Migration20261123050000_ListPages.js';
 import { Migration20261123070000_CustomerLookups as M6 } from './Migration20261123070000_CustomerLookups.js';
+import { Migration20261123073000_HotAppointmentUpdates as M7 } from './Migration20261123073000_HotAppointmentUpdates.js';
 
 export const MIGRATIONS: MigrationObject[] = [
   { name: 'Migration20261121215704_Initial', class: M0 },
@@ -16,4 +17,5 @@ export const MIGRATIONS: MigrationObject[] = [
   { name: 'Migration20261123020000_Hardening', class: M4 },
   { name: 'Migration20261123050000_ListPages', class: M5 },
   { name: 'Migration20261123070000_CustomerLookups', class: M6 },
+  { name: 'Migration20261123073000_HotAppointmentUpdates', class: M7 },
 ];
