@@ -11,7 +11,7 @@ import { normalisePhoneNumber, phoneCountryOfZone, phoneNumberText } from '../ke
 import { emailAddress, parseInput, requiredText } from '../kernel/validation.js';
 import type { OutboxDraft } from '../outbox/outbox.service.js';
 import type { EffectiveChannel } from '../resources/booking-channel.service.js';
-import { type ConsumerCustomer, findOrCreateConsumer } from './consumer.js';
+import { type ConsumerCustomer, findOrCreateConsumer, takeWrites } from './consumer.js';
 import { bookingScope, instantOf, type ScopeResource, uuidField } from './booking-request.js';
 import { compilePattern, DEFAULT_TIME_FORMAT } from './date-pattern.js';
 import { claimPlace, completeHold, findHeldLot, givePlace, type LotRow, slotTaken } from './place-claim.js';
@@ -107,7 +107,7 @@ export async function createAppointmentWithConsumer(
       await assertAcceptedOnExclusiveChannel(tx, channel, customer);
       const place = placeOf(channel, customer, input);
       const participation = { id: held.holdId, placeholderId: input.placeholder_id!, state: place.state, messages: place.messages };
-      const count = await completeHold(tx, lot, held.holdId, place, bookingOutbox(tx, lot, participation, input.message ?? null, true));
+      const count = await completeHold(tx, lot, held.holdId, place, bookingOutbox(tx, lot, participation, input.message ?? null, true), takeWrites(customer));
       // A hold that went (expired and given way, or removed) between our read and our update is claimed afresh below.
       if (count.given) return { participation, lot, resource, product: scope.productById(lot.product_id), capacityLeft: count.capacity - count.taken - 1, formatTime };
     }
@@ -131,7 +131,7 @@ export async function createAppointmentWithConsumer(
       tx,
       lot,
       { ...place, ...participation, expiresAt: null },
-      { created: claim.created, outbox: bookingOutbox(tx, lot, participation, input.message ?? null, false) },
+      { created: claim.created, outbox: bookingOutbox(tx, lot, participation, input.message ?? null, false), ahead: takeWrites(customer) },
     );
     if (!count.given) throw slotTaken();
     return { participation, lot, resource, product: scope.productById(lot.product_id), capacityLeft: count.capacity - count.taken - 1, formatTime };

@@ -1,6 +1,7 @@
 import type { Context } from '../kernel/context.js';
 import { sql } from '../kernel/sql.js';
 import { newId } from '../kernel/ids.js';
+import { NO_WRITES, type WritesAhead } from './place-claim.js';
 
 export interface ConsumerData {
   email: string;
@@ -21,6 +22,8 @@ export interface ConsumerOwner {
 export interface ConsumerCustomer {
   id: string;
   email: string | null;
+  /** What still has to be written for this user and customer: sent with the booking's statement (see takeWrites). */
+  writes: WritesAhead;
 }
 
 interface UserRow {
@@ -51,8 +54,11 @@ interface CustomerRow {
  * else's number must not book as them. The
  * provider gets a customer linked to that user (an existing one of the user,
  * else of the e-mail, is completed the same way). Runs inside the booking's
- * transaction in three statements: a lock per e-mail (two bookings with one
- * new e-mail at once would both create it), one lookup, one write.
+ * transaction: a lock per e-mail (two bookings with one new e-mail at once
+ * would both create it) and one lookup; the writes are answered, not run,
+ * and travel as leading CTEs of the statement that gives the place (one
+ * round trip fewer), so a booking refused before that statement writes no
+ * consumer either.
  */
 export async function findOrCreateConsumer(ctx: Context, owner: ConsumerOwner, data: ConsumerData): Promise<ConsumerCustomer> {
   await sql(ctx, 'select pg_advisory_xact_lock(hashtextextended(?, 0))', [`consumer:${owner.crmId}:${data.email}`]);
@@ -98,7 +104,12 @@ export async function findOrCreateConsumer(ctx: Context, owner: ConsumerOwner, d
     params.push(userId, userEmail, data.mobile, data.locale, customerId);
     customerEmail = customer.email ?? userEmail;
   }
-  // One round trip for every write (data-modifying CTEs all run, referenced or not).
-  if (writes.length) await sql(ctx, `with ${writes.map((statement, i) => `w${i} as (${statement} returning 1)`).join(', ')} select 1`, params);
-  return { id: customerId, email: customerEmail };
+  return { id: customerId, email: customerEmail, writes: { statements: writes, params } };
+}
+
+/** The consumer's pending writes, once: whoever sends them takes them, so a second attempt does not write twice. */
+export function takeWrites(customer: ConsumerCustomer): WritesAhead {
+  const { writes } = customer;
+  customer.writes = NO_WRITES;
+  return writes;
 }

@@ -306,6 +306,22 @@ const OUTBOX_INSERT = (changed: string, capacityLeft: string) => `
          m.run_at, now(), 0
     from a, ${changed}, jsonb_to_recordset(?::jsonb) as m(kind text, topic text, payload jsonb, run_at timestamptz)`;
 
+/**
+ * Writes that belong to the same booking and are sent ahead of the statement
+ * that gives or completes its place, as its first CTEs: data-modifying CTEs
+ * all run, referenced or not, and foreign keys are checked at the end of the
+ * statement, so a participation may name a customer written beside it.
+ */
+export interface WritesAhead {
+  statements: string[];
+  params: unknown[];
+}
+export const NO_WRITES: WritesAhead = { statements: [], params: [] };
+
+/** `with <writes ahead>, <ctes>`: `ctes` is the statement's own CTE list and final select, without `with`. */
+const withWritesAhead = (ahead: WritesAhead, ctes: string) =>
+  `with ${ahead.statements.map((statement, i) => `w${i} as (${statement} returning 1), `).join('')}${ctes}`;
+
 const draftsJson = (drafts: OutboxDraft[]) => JSON.stringify(drafts.map((d) => ({ kind: d.kind, topic: d.topic, payload: d.payload, run_at: d.runAt ?? null })));
 
 /**
@@ -323,11 +339,15 @@ export async function givePlace(
   ctx: Context,
   lot: LotRow,
   row: { id: string; placeholderId: string; state: string; customerId: string | null; expiresAt: Date | null; channelKey: string; locale: string | null; messages: string[] | null; clientIp?: string | null },
-  options: { created: boolean; outbox: OutboxDraft[] },
+  options: { created: boolean; outbox: OutboxDraft[]; ahead?: WritesAhead },
 ): Promise<PlaceCount> {
   const now = ctx.clock.now();
+  let ahead = options.ahead ?? NO_WRITES;
   const attempt = async () => {
-    const [count] = await sql<{ taken: number; capacity: number; given: number; version: string; expired_holds: boolean }>(ctx, `with a as (
+    // Sent with the first attempt only.
+    const writes = ahead;
+    ahead = NO_WRITES;
+    const [count] = await sql<{ taken: number; capacity: number; given: number; version: string; expired_holds: boolean }>(ctx, withWritesAhead(writes, `a as (
          select id, capacity, places_taken, accept_bookings from appointment
           where id = ? and state = 'ACTIVE' and not archived and start > ?
           for update
@@ -340,8 +360,9 @@ export async function givePlace(
        select a.places_taken as taken, a.capacity, (select count(*) from p)::int as given,
               (extract(epoch from clock_timestamp()) * 1000000)::bigint as version,
               exists (select 1 from participation h where h.appointment_id = a.id and h.state = 'RESERVED' and h.expires_at <= ?) as expired_holds
-         from a`,
+         from a`),
       [
+        ...writes.params,
         lot.id,
         now,
         row.id,
@@ -403,9 +424,10 @@ export async function completeHold(
   holdId: string,
   row: { state: string; customerId: string; channelKey: string; locale: string | null; messages: string[] | null },
   outbox: OutboxDraft[],
+  ahead: WritesAhead = NO_WRITES,
 ): Promise<PlaceCount> {
   const now = ctx.clock.now();
-  const [count] = await sql<{ taken: number; capacity: number; given: number; version: string }>(ctx, `with u as (
+  const [count] = await sql<{ taken: number; capacity: number; given: number; version: string }>(ctx, withWritesAhead(ahead, `u as (
        update participation set customer_id = ?, state = ?, expires_at = null, channel_key = ?, locale = ?, messages = ?::jsonb, updated_at = ?
         where id = ? and state = 'RESERVED' and appointment_id = ?
        returning id
@@ -414,8 +436,8 @@ export async function completeHold(
      ), o as (${OUTBOX_INSERT('u', 'case when a.accept_bookings then greatest(a.capacity - a.places_taken, 0) else 0 end')})
      select a.places_taken - 1 as taken, a.capacity, (select count(*) from u)::int as given,
             (extract(epoch from clock_timestamp()) * 1000000)::bigint as version
-       from a`,
-    [row.customerId, row.state, row.channelKey, row.locale, row.messages ? JSON.stringify(row.messages) : null, now, holdId, lot.id, lot.id, draftsJson(outbox)],
+       from a`),
+    [...ahead.params, row.customerId, row.state, row.channelKey, row.locale, row.messages ? JSON.stringify(row.messages) : null, now, holdId, lot.id, lot.id, draftsJson(outbox)],
   );
   const given = (count?.given ?? 0) > 0;
   if (given) addTouchedResources(ctx.em, [lot.resource_id]);

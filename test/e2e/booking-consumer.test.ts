@@ -148,6 +148,21 @@ describe('booking flow: POST /resources/:ref/create_appointment_with_consumer', 
     expect((await book(pub, f, { placeholder_id: hold.body.participation.customer_uuid })).body).toEqual(SLOT_TAKEN);
   });
 
+  it('writes no user or customer for a booking refused with 412 (the consumer is written with the place, in one statement)', async () => {
+    const f = await setupBookable(app, { capacity: 1 });
+    const hold = await reserve(pub, f);
+    app.clock.advance(4 * MINUTE);
+    expect((await book(pub, f)).status).toBe(201);
+    const lateEmail = `${unique('late')}@example.com`;
+    expect((await book(pub, f, { placeholder_id: hold.body.participation.customer_uuid, email: lateEmail })).status).toBe(412);
+    const plainEmail = `${unique('plain')}@example.com`;
+    expect((await book(pub, f, { email: plainEmail })).status).toBe(412);
+    for (const email of [lateEmail, plainEmail]) {
+      expect(await usersByEmail(f, email)).toEqual([]);
+      expect(await sql(app, 'select id from customer where email = ?', [email])).toEqual([]);
+    }
+  });
+
   it('refuses to complete a hold (live or expired) once the appointment has begun', async () => {
     const f = await setupBookable(app, { capacity: 3 });
     const start = new Date(f.slot.from).getTime();
