@@ -11,7 +11,7 @@ import { normalisePhoneNumber, phoneCountryOfZone, phoneNumberText } from '../ke
 import { emailAddress, parseInput, requiredText } from '../kernel/validation.js';
 import type { OutboxDraft } from '../outbox/outbox.service.js';
 import type { EffectiveChannel } from '../resources/booking-channel.service.js';
-import { type ConsumerCustomer, findOrCreateConsumer, takeWrites } from './consumer.js';
+import { type ConsumerCustomer, consumerLock, findOrCreateConsumer, takeWrites } from './consumer.js';
 import { bookingScope, instantOf, type ScopeResource, uuidField } from './booking-request.js';
 import { compilePattern, DEFAULT_TIME_FORMAT } from './date-pattern.js';
 import { claimPlace, completeHold, findHeldLot, givePlace, type LotRow, slotTaken } from './place-claim.js';
@@ -87,10 +87,13 @@ export async function createAppointmentWithConsumer(
   return booked;
 
   async function bookInTransaction(tx: Context): Promise<ConsumerBookingResult> {
-    // Customers belong to a provider: with resources of several providers, the appointment decides which.
-    const early = oneProvider ? await consumerFor(tx, scope.main, input) : null;
     const resourceIds = scope.resources.map((r) => r.id);
-    const held = input.placeholder_id ? await findHeldLot(tx, input.placeholder_id, resourceIds) : null;
+    // A completion takes the consumer's lock (see consumer.ts) with its read of the hold: one round trip for both.
+    const lockWithHold = oneProvider && Boolean(input.placeholder_id);
+    const consumerLockNow = lockWithHold ? consumerLock(scope.main.crm.id, input.email) : undefined;
+    const held = input.placeholder_id ? await findHeldLot(tx, input.placeholder_id, resourceIds, consumerLockNow) : null;
+    // Customers belong to a provider: with resources of several providers, the appointment decides which.
+    const early = oneProvider ? await consumerFor(tx, scope.main, input, lockWithHold) : null;
     if (held) {
       const { lot } = held;
       if (lot.id !== input.timeslot_uuid && lot.timeslot_id !== input.timeslot_uuid) {
@@ -179,11 +182,12 @@ function bookingOutbox(
 }
 
 /** The consumer's user and customer of the resource's provider (see consumer.ts). */
-const consumerFor = (ctx: Context, resource: ScopeResource, input: BookingInput): Promise<ConsumerCustomer> =>
+const consumerFor = (ctx: Context, resource: ScopeResource, input: BookingInput, locked = false): Promise<ConsumerCustomer> =>
   findOrCreateConsumer(
     ctx,
     { crmId: resource.crm.id, providerId: resource.provider.id, crmLanguage: resource.crm.language },
     { email: input.email, firstName: input.firstname, lastName: input.lastname, mobile: input.mobile ?? null, locale: input.locale ?? null },
+    { locked },
   );
 
 /** On RESOURCE_EXCLUSIVE only the provider's accepted customers may book (matched by customer or e-mail). */

@@ -1,7 +1,7 @@
 import type { Context } from '../kernel/context.js';
 import { sql } from '../kernel/sql.js';
 import { newId } from '../kernel/ids.js';
-import { NO_WRITES, type WritesAhead } from './place-claim.js';
+import { type AdvisoryLock, NO_WRITES, type WritesAhead } from './place-claim.js';
 
 export interface ConsumerData {
   email: string;
@@ -60,8 +60,11 @@ interface CustomerRow {
  * round trip fewer), so a booking refused before that statement writes no
  * consumer either.
  */
-export async function findOrCreateConsumer(ctx: Context, owner: ConsumerOwner, data: ConsumerData): Promise<ConsumerCustomer> {
-  await sql(ctx, 'select pg_advisory_xact_lock(hashtextextended(?, 0))', [`consumer:${owner.crmId}:${data.email}`]);
+export async function findOrCreateConsumer(ctx: Context, owner: ConsumerOwner, data: ConsumerData, options: { locked?: boolean } = {}): Promise<ConsumerCustomer> {
+  if (!options.locked) {
+    const lock = consumerLock(owner.crmId, data.email);
+    await sql(ctx, `select ${lock.sql}`, lock.params);
+  }
   const [found] = await sql<{ user: UserRow | null; customer: CustomerRow | null }>(ctx, `with u as (
        select id, reference, email, first_name, last_name, mobile, language from app_user where crm_id = ? and email = ? limit 1
      ), c as (
@@ -106,6 +109,18 @@ export async function findOrCreateConsumer(ctx: Context, owner: ConsumerOwner, d
   }
   return { id: customerId, email: customerEmail, writes: { statements: writes, params } };
 }
+
+/**
+ * The lock findOrCreateConsumer takes (per CRM and e-mail, until the
+ * transaction ends); a caller that took it already, together with another
+ * read, passes `locked`. Its lookup must run after the lock, in a statement
+ * of its own: only a statement that starts after the lock sees the consumer
+ * a transaction that held it before has written.
+ */
+export const consumerLock = (crmId: string, email: string): AdvisoryLock => ({
+  sql: 'pg_advisory_xact_lock(hashtextextended(?, 0))',
+  params: [`consumer:${crmId}:${email}`],
+});
 
 /** The consumer's pending writes, once: whoever sends them takes them, so a second attempt does not write twice. */
 export function takeWrites(customer: ConsumerCustomer): WritesAhead {

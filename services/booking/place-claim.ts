@@ -38,7 +38,7 @@ export interface LotRow {
 /** Raw rows carry timestamptz as text (the ORM's pg type parsers); these read them as instants. */
 const instant = (value: Date | string): Date => (value instanceof Date ? value : new Date(value));
 const readLot = <T extends LotRow>(row: T): T => ({ ...row, start: instant(row.start), end: instant(row.end) });
-const readTimeslot = (row: TimeslotRow): TimeslotRow => ({ ...row, start: instant(row.start), end: instant(row.end) });
+const readTimeslot = (row: TimeslotRow): TimeslotRow => ({ ...row, start: instant(row.start), end: instant(row.end), own_lot: row.own_lot && readLot(row.own_lot) });
 
 const LOT_COLUMNS = `a.id, a.crm_id, a.provider_id, a.resource_id, a.product_id, a.timeslot_id, a.reference, a.start, a."end",
   a.capacity, a.accept_bookings, a.archived, a.state, a.product_name, a.address, a.contact_id, a.contact_profile_id, t.state as timeslot_state`;
@@ -111,7 +111,7 @@ async function claimSlotAt(ctx: Context, request: ClaimRequest): Promise<Claim |
   const resourceIds = request.scope.resources.map((r) => r.id);
   const rows = await sql<TimeslotRow>(ctx, `${TIMESLOT_SELECT} where t.resource_id in (${resourceIds.map(() => '?').join(',')}) and t.start <= ? and t."end" >= ?
        and r.deleted_at is null and not r.archived limit 1 for share of r, t`,
-    [...busyWindow(request), ...resourceIds, request.from, request.to],
+    [...timeslotSelectParams(request), ...resourceIds, request.from, request.to],
   );
   return rows[0] ? claimSlot(ctx, request, readTimeslot(rows[0])) : null;
 }
@@ -128,14 +128,24 @@ interface TimeslotRow {
   state: string;
   /** Active appointments of its resource whose blocked period reaches the requested slot (see busyWindow). */
   busy: { timeslot_id: string | null; start: string; blocked_from: string; blocked_to: string }[];
+  /** The appointment of this timeslot starting at the requested start, in any state (what joinExisting would read). */
+  own_lot: LotRow | null;
 }
 
-/** A timeslot with the busy periods its requested slot may meet, in one query; the window is bound as the first two parameters. */
+/**
+ * A timeslot with the busy periods its requested slot may meet and the
+ * appointment already made for that slot, in one query; bound first: the
+ * window (two parameters) and the requested start.
+ */
 const TIMESLOT_SELECT = `select t.id, t.resource_id, t.start, t."end", t.raster, t.default_capacity, t.default_accept_bookings, t.address, t.state,
     (select coalesce(json_agg(json_build_object('timeslot_id', a.timeslot_id, 'start', a.start, 'blocked_from', a.blocked_from, 'blocked_to', a.blocked_to)), '[]')
        from appointment a where a.resource_id = t.resource_id and a.state = 'ACTIVE' and not a.archived
-        and tstzrange(a.blocked_from, a.blocked_to) && tstzrange(?::timestamptz, ?::timestamptz)) as busy
+        and tstzrange(a.blocked_from, a.blocked_to) && tstzrange(?::timestamptz, ?::timestamptz)) as busy,
+    (select row_to_json(l) from (select ${LOT_COLUMNS} from appointment a where a.timeslot_id = t.id and a.start = ?::timestamptz) l) as own_lot
   from timeslot t join resource r on r.id = t.resource_id`;
+
+/** The parameters TIMESLOT_SELECT binds before the caller's. */
+const timeslotSelectParams = (request: ClaimRequest) => [...busyWindow(request), request.from];
 
 /**
  * The period around the requested slot in which another appointment's
@@ -152,7 +162,7 @@ function busyWindow(request: ClaimRequest): [Date, Date] {
 async function findTimeslot(ctx: Context, request: ClaimRequest, resourceIds: string[]): Promise<TimeslotRow | undefined> {
   const rows = await sql<TimeslotRow>(ctx, `${TIMESLOT_SELECT} where t.id = ? and t.resource_id in (${resourceIds.map(() => '?').join(',')})
        and r.deleted_at is null and not r.archived for share of r, t`,
-    [...busyWindow(request), request.uuid, ...resourceIds],
+    [...timeslotSelectParams(request), request.uuid, ...resourceIds],
   );
   return rows[0] && readTimeslot(rows[0]);
 }
@@ -167,19 +177,37 @@ async function findLot(ctx: Context, where: string, params: unknown[], resourceI
   return rows[0] ? readLot(rows[0]) : null;
 }
 
-/** The appointment of a live or expired hold (by its placeholder id), with the hold's id; completeHold re-checks the hold under its row lock. */
-export async function findHeldLot(ctx: Context, placeholderId: string, resourceIds: string[]): Promise<{ lot: LotRow; holdId: string } | null> {
-  const rows = await sql<LotRow & { hold_id: string }>(ctx, `select ${LOT_COLUMNS}, p.id as hold_id from participation p join appointment a on a.id = p.appointment_id
+/**
+ * The appointment of a live or expired hold (by its placeholder id), with the
+ * hold's id; completeHold re-checks the hold under its row lock. With
+ * `lockFirst` (a transaction-scoped advisory lock, see consumer.ts), that
+ * lock is taken in the same statement: one round trip for both.
+ */
+export async function findHeldLot(
+  ctx: Context,
+  placeholderId: string,
+  resourceIds: string[],
+  lockFirst?: AdvisoryLock,
+): Promise<{ lot: LotRow; holdId: string } | null> {
+  const select = `select ${LOT_COLUMNS}, p.id as hold_id from participation p join appointment a on a.id = p.appointment_id
        join resource r on r.id = a.resource_id left join timeslot t on t.id = a.timeslot_id
       where p.placeholder_id = ? and p.state = 'RESERVED' and a.resource_id in (${resourceIds.map(() => '?').join(',')})
         and r.deleted_at is null and not r.archived
-      for share of r`,
-    [placeholderId, ...resourceIds],
-  );
-  const row = rows[0];
+      for share of r`;
+  const params = [placeholderId, ...resourceIds];
+  // A select without FROM answers exactly one row, so the lock is taken whether or not a hold is found.
+  const row = lockFirst
+    ? (await sql<{ held: LotRow & { hold_id: string } | null }>(ctx, `select ${lockFirst.sql} is null as locked, (select row_to_json(h) from (${select}) h) as held`, [...lockFirst.params, ...params]))[0]?.held
+    : (await sql<LotRow & { hold_id: string }>(ctx, select, params))[0];
   if (!row) return null;
   const { hold_id: holdId, ...lot } = readLot(row);
   return { lot, holdId };
+}
+
+/** A transaction-scoped advisory lock as an SQL expression, e.g. `pg_advisory_xact_lock(hashtextextended(?, 0))`, with its parameters. */
+export interface AdvisoryLock {
+  sql: string;
+  params: unknown[];
 }
 
 /** Checks an existing appointment against the request: the same slot, still open, a product the channel offers. */
@@ -218,7 +246,8 @@ async function claimSlot(ctx: Context, request: ClaimRequest, timeslot: Timeslot
   const period = { startMs: slot.start.getTime(), endMs: slot.end.getTime() };
   const busy = timeslot.busy;
   const own = busy.find((a) => a.timeslot_id === timeslot.id && instant(a.start).getTime() === period.startMs);
-  if (own) return joinExisting(ctx, request, timeslot, period.startMs);
+  // Read with the timeslot, in the same snapshot (and under the same share lock of the resource) as findLot would.
+  if (own) return timeslot.own_lot && timeslot.own_lot.start.getTime() === period.startMs ? joinLot(ctx, request, timeslot.own_lot, false) : joinExisting(ctx, request, timeslot, period.startMs);
 
   const index = new BusyIndex(busy.map((a) => ({ startMs: instant(a.blocked_from).getTime(), endMs: instant(a.blocked_to).getTime() })));
   const fitting = productsForSlot(sized, period, { startMs: timeslot.start.getTime(), endMs: timeslot.end.getTime() }, index);

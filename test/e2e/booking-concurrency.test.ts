@@ -189,6 +189,34 @@ describe('booking flow: no overbooking under concurrency across two gateway proc
     expect(rows.every((row) => Number(row.n) === 1)).toBe(true);
   }, 120_000);
 
+  it('one new e-mail booking 30 slots at once (half completing holds) becomes exactly one user and one customer', async () => {
+    const f = await setupBookable(app, { capacity: 1, raster: 15, slots: 30 });
+    const slotAt = (i: number) => {
+      const from = new Date(Date.parse(f.slot.from) + i * 15 * 60_000);
+      return { from: from.toISOString(), to: new Date(from.getTime() + 15 * 60_000).toISOString() };
+    };
+    const email = `${unique('same')}@example.com`;
+    // Holds first (their own e-mail-less step), then every booking with the one e-mail at once on both gateways.
+    const holds = await Promise.all(Array.from({ length: 15 }, (_, i) => reserveRequest(f, slotAt(i))(gateways[i % 2]!)));
+    expect(holds.map((h) => h.status)).toEqual(Array(15).fill(200));
+    const requests = Array.from({ length: 30 }, (_, i) => {
+      const { from, to } = slotAt(i);
+      const hold = holds[i]?.body.participation.customer_uuid;
+      return bookRequest(f, { start: from, end: to, email, ...(hold ? { placeholder_id: hold } : {}) });
+    });
+    const answers = await Promise.all(requests.map((send, i) => send(gateways[i % 2]!)));
+    expect(answers.map((a) => a.status), answers.find((a) => a.status !== 201)?.text).toEqual(Array(30).fill(201));
+    const users = await db.query('select id from app_user where email = $1', [email]);
+    const customers = await db.query('select id, user_id from customer where email = $1', [email]);
+    expect(users.rows).toHaveLength(1);
+    expect(customers.rows).toEqual([{ id: expect.any(String), user_id: users.rows[0].id }]);
+    const booked = await db.query(
+      `select count(*)::int as n from participation p join appointment a on a.id = p.appointment_id where a.timeslot_id = $1 and p.state = 'BOOKED' and p.customer_id = $2`,
+      [f.timeslotUuid, customers.rows[0].id],
+    );
+    expect(booked.rows[0].n).toBe(30);
+  }, 120_000);
+
   it('lead and follow-up time: concurrent first bookings of neighbouring slots never leave two blocked periods overlapping', async () => {
     // Raster 30 with 15 minutes lead and 15 follow-up: a booked slot blocks its neighbours on both sides.
     for (let round = 0; round < ROUNDS; round++) {
