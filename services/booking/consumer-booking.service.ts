@@ -14,7 +14,8 @@ import type { EffectiveChannel } from '../resources/booking-channel.service.js';
 import { type ConsumerCustomer, consumerLock, findOrCreateConsumer, takeWrites } from './consumer.js';
 import { bookingScope, instantOf, type ScopeResource, uuidField } from './booking-request.js';
 import { compilePattern, DEFAULT_TIME_FORMAT } from './date-pattern.js';
-import { claimPlace, completeHold, findHeldLot, givePlace, type LotRow, slotTaken } from './place-claim.js';
+import { type AdvisoryLock, claimPlace, completeHold, findHeldLot, givePlace, type LotRow, slotTaken } from './place-claim.js';
+import { sql } from '../kernel/sql.js';
 import { appointmentOf, type HeldPlace, slotOf } from './reserve.service.js';
 import { metrics } from '../kernel/metrics.js';
 
@@ -75,7 +76,6 @@ export async function createAppointmentWithConsumer(
   // Checked before booking: a bad pattern must be a 400 that books nothing.
   const formatTime = compilePattern(query.timeFormat ?? DEFAULT_TIME_FORMAT, scope.main.provider.timeZone, input.locale, 'timeFormat');
   const requested = scope.productByUuid(input.product_uuid);
-  const oneProvider = scope.resources.every((r) => r.provider.id === scope.main.provider.id);
   // Counted once the booking is otherwise acceptable: a throw-away address cannot book without end, a typo does not use up the budget.
   await limitEmail(ctx, input.email);
   const booked = await inTransaction(ctx, bookInTransaction).catch((error: unknown) => {
@@ -88,12 +88,18 @@ export async function createAppointmentWithConsumer(
 
   async function bookInTransaction(tx: Context): Promise<ConsumerBookingResult> {
     const resourceIds = scope.resources.map((r) => r.id);
-    // A completion takes the consumer's lock (see consumer.ts) with its read of the hold: one round trip for both.
-    const lockWithHold = oneProvider && Boolean(input.placeholder_id);
-    const consumerLockNow = lockWithHold ? consumerLock(scope.main.crm.id, input.email) : undefined;
-    const held = input.placeholder_id ? await findHeldLot(tx, input.placeholder_id, resourceIds, consumerLockNow) : null;
+    // The consumer's lock (per CRM and e-mail, see consumer.ts) comes first on every path, before the slot's
+    // appointment may be inserted; a completion takes it with its read of the hold (one round trip for both).
+    const lock = consumerLock(scope.main.crm.id, input.email);
+    const held = input.placeholder_id ? await findHeldLot(tx, input.placeholder_id, resourceIds, lock) : await takeLock(tx, lock);
     // Customers belong to a provider: with resources of several providers, the appointment decides which.
-    const early = oneProvider ? await consumerFor(tx, scope.main, input, lockWithHold) : null;
+    // Looked up once the place is known to be there, so a refusal costs no lookup.
+    const consumers = new Map<string, ConsumerCustomer>();
+    const consumerOf = async (resource: ScopeResource) => {
+      let customer = consumers.get(resource.provider.id);
+      if (!customer) consumers.set(resource.provider.id, (customer = await consumerFor(tx, resource, input)));
+      return customer;
+    };
     if (held) {
       const { lot } = held;
       if (lot.id !== input.timeslot_uuid && lot.timeslot_id !== input.timeslot_uuid) {
@@ -106,7 +112,7 @@ export async function createAppointmentWithConsumer(
       if (lot.state !== 'ACTIVE' || lot.archived || lot.start <= tx.clock.now()) throw slotTaken();
       const resource = scope.resources.find((r) => r.id === lot.resource_id)!;
       const { channel } = scope.channelOf(resource);
-      const customer = early ?? (await consumerFor(tx, resource, input));
+      const customer = await consumerOf(resource);
       await assertAcceptedOnExclusiveChannel(tx, channel, customer);
       const place = placeOf(channel, customer, input);
       const participation = { id: held.holdId, placeholderId: input.placeholder_id!, state: place.state, messages: place.messages };
@@ -125,7 +131,7 @@ export async function createAppointmentWithConsumer(
     });
     const { lot, resource } = claim;
     const { channel } = scope.channelOf(resource);
-    const customer = early ?? (await consumerFor(tx, resource, input));
+    const customer = await consumerOf(resource);
     await assertAcceptedOnExclusiveChannel(tx, channel, customer);
     if (claim.created && scope.hasBlockedTime(resource)) await announceSlotsAroundClaim(tx, slotOf(lot));
     const place = placeOf(channel, customer, input);
@@ -181,14 +187,19 @@ function bookingOutbox(
   ];
 }
 
-/** The consumer's user and customer of the resource's provider (see consumer.ts). */
-const consumerFor = (ctx: Context, resource: ScopeResource, input: BookingInput, locked = false): Promise<ConsumerCustomer> =>
+/** The consumer's user and customer of the resource's provider (see consumer.ts), under the consumer's lock the caller took. */
+const consumerFor = (ctx: Context, resource: ScopeResource, input: BookingInput): Promise<ConsumerCustomer> =>
   findOrCreateConsumer(
     ctx,
     { crmId: resource.crm.id, providerId: resource.provider.id, crmLanguage: resource.crm.language },
     { email: input.email, firstName: input.firstname, lastName: input.lastname, mobile: input.mobile ?? null, locale: input.locale ?? null },
-    { locked },
   );
+
+/** Takes a transaction-scoped advisory lock on its own; answers null (no hold was read with it). */
+async function takeLock(ctx: Context, lock: AdvisoryLock): Promise<null> {
+  await sql(ctx, `select ${lock.sql}`, lock.params);
+  return null;
+}
 
 /** On RESOURCE_EXCLUSIVE only the provider's accepted customers may book (matched by customer or e-mail). */
 async function assertAcceptedOnExclusiveChannel(ctx: Context, channel: EffectiveChannel, customer: ConsumerCustomer): Promise<void> {

@@ -54,17 +54,13 @@ interface CustomerRow {
  * else's number must not book as them. The
  * provider gets a customer linked to that user (an existing one of the user,
  * else of the e-mail, is completed the same way). Runs inside the booking's
- * transaction: a lock per e-mail (two bookings with one new e-mail at once
- * would both create it) and one lookup; the writes are answered, not run,
- * and travel as leading CTEs of the statement that gives the place (one
- * round trip fewer), so a booking refused before that statement writes no
- * consumer either.
+ * transaction, under consumerLock, which the caller holds (two bookings with
+ * one new e-mail at once would both create it): one lookup; the writes are
+ * answered, not run, and travel as leading CTEs of the statement that gives
+ * the place (one round trip fewer), so a booking refused before that
+ * statement writes no consumer either.
  */
-export async function findOrCreateConsumer(ctx: Context, owner: ConsumerOwner, data: ConsumerData, options: { locked?: boolean } = {}): Promise<ConsumerCustomer> {
-  if (!options.locked) {
-    const lock = consumerLock(owner.crmId, data.email);
-    await sql(ctx, `select ${lock.sql}`, lock.params);
-  }
+export async function findOrCreateConsumer(ctx: Context, owner: ConsumerOwner, data: ConsumerData): Promise<ConsumerCustomer> {
   const [found] = await sql<{ user: UserRow | null; customer: CustomerRow | null }>(ctx, `with u as (
        select id, reference, email, first_name, last_name, mobile, language from app_user where crm_id = ? and email = ? limit 1
      ), c as (
@@ -111,11 +107,11 @@ export async function findOrCreateConsumer(ctx: Context, owner: ConsumerOwner, d
 }
 
 /**
- * The lock findOrCreateConsumer takes (per CRM and e-mail, until the
- * transaction ends); a caller that took it already, together with another
- * read, passes `locked`. Its lookup must run after the lock, in a statement
- * of its own: only a statement that starts after the lock sees the consumer
- * a transaction that held it before has written.
+ * The lock findOrCreateConsumer needs (per CRM and e-mail, until the
+ * transaction ends), taken by the caller, possibly together with another
+ * read. The lookup must run after it, in a statement of its own: only a
+ * statement that starts after the lock sees the consumer a transaction that
+ * held it before has written.
  */
 export const consumerLock = (crmId: string, email: string): AdvisoryLock => ({
   sql: 'pg_advisory_xact_lock(hashtextextended(?, 0))',

@@ -33,6 +33,10 @@ export interface LotRow {
   contact_id: string | null;
   contact_profile_id: string | null;
   timeslot_state: string | null;
+  /** Places taken when it was read (holds included until removed, as givePlace counts them). */
+  places_taken: number;
+  /** When its earliest hold runs out; null without holds. */
+  first_hold_expiry: Date | string | null;
 }
 
 /** Raw rows carry timestamptz as text (the ORM's pg type parsers); these read them as instants. */
@@ -41,7 +45,8 @@ const readLot = <T extends LotRow>(row: T): T => ({ ...row, start: instant(row.s
 const readTimeslot = (row: TimeslotRow): TimeslotRow => ({ ...row, start: instant(row.start), end: instant(row.end), own_lot: row.own_lot && readLot(row.own_lot) });
 
 const LOT_COLUMNS = `a.id, a.crm_id, a.provider_id, a.resource_id, a.product_id, a.timeslot_id, a.reference, a.start, a."end",
-  a.capacity, a.accept_bookings, a.archived, a.state, a.product_name, a.address, a.contact_id, a.contact_profile_id, t.state as timeslot_state`;
+  a.capacity, a.accept_bookings, a.archived, a.state, a.product_name, a.address, a.contact_id, a.contact_profile_id, t.state as timeslot_state,
+  a.places_taken, (select min(h.expires_at) from participation h where h.appointment_id = a.id and h.state = 'RESERVED') as first_hold_expiry`;
 
 /** The facts of a lot the bookability rule looks at. */
 export const lotState = (lot: LotRow): LotState => ({
@@ -216,6 +221,10 @@ function joinLot(ctx: Context, request: ClaimRequest, lot: LotRow, named: boolea
     throw validationError('from and to must be the start and end of the appointment');
   }
   if (!lotListed(lotState(lot), ctx.clock.now().getTime())) throw slotTaken();
+  // Full when read, and no hold has run out that would give way (see givePlace): refused at once, so a sold-out
+  // slot costs a crowd neither the consumer's lookup nor a wait for the appointment's lock.
+  const holdRunOut = lot.first_hold_expiry !== null && instant(lot.first_hold_expiry) <= ctx.clock.now();
+  if (lot.places_taken >= lot.capacity && !holdRunOut) throw slotTaken();
   const resource = request.scope.resources.find((r) => r.id === lot.resource_id)!;
   if (lot.product_id) {
     if (!request.scope.offeredOf(resource).some((p) => p.id === lot.product_id)) {
@@ -301,6 +310,8 @@ async function claimSlot(ctx: Context, request: ClaimRequest, timeslot: Timeslot
     contact_id: resource.contact?.id ?? null,
     contact_profile_id: resource.contactProfile?.id ?? null,
     timeslot_state: timeslot.state,
+    places_taken: 0,
+    first_hold_expiry: null,
   };
   return { lot, created: true, resource };
 }
