@@ -14,7 +14,7 @@ import type { EffectiveChannel } from '../resources/booking-channel.service.js';
 import { type ConsumerCustomer, consumerLock, findOrCreateConsumer, takeWrites } from './consumer.js';
 import { bookingScope, instantOf, type ScopeResource, uuidField } from './booking-request.js';
 import { compilePattern, DEFAULT_TIME_FORMAT } from './date-pattern.js';
-import { type AdvisoryLock, claimPlace, completeHold, findHeldLot, givePlace, type LotRow, slotTaken } from './place-claim.js';
+import { type AdvisoryLock, claimAndGive, completeHold, findHeldLot, type LotRow, slotTaken } from './place-claim.js';
 import { sql } from '../kernel/sql.js';
 import { appointmentOf, type HeldPlace, slotOf } from './reserve.service.js';
 import { metrics } from '../kernel/metrics.js';
@@ -120,30 +120,25 @@ export async function createAppointmentWithConsumer(
       // A hold that went (expired and given way, or removed) between our read and our update is claimed afresh below.
       if (count.given) return { participation, lot, resource, product: scope.productById(lot.product_id), capacityLeft: count.capacity - count.taken - 1, formatTime };
     }
-    const claim = await claimPlace(tx, {
-      scope,
-      uuid: input.timeslot_uuid,
-      uuidKind: 'timeslot',
-      from,
-      to,
-      product: requested,
-      holderWithoutHold: Boolean(input.placeholder_id),
+    const request = { scope, uuid: input.timeslot_uuid, uuidKind: 'timeslot' as const, from, to, product: requested, holderWithoutHold: Boolean(input.placeholder_id) };
+    const { claim, count, place } = await claimAndGive(tx, request, async ({ lot, resource }) => {
+      const { channel } = scope.channelOf(resource);
+      const customer = await consumerOf(resource);
+      await assertAcceptedOnExclusiveChannel(tx, channel, customer);
+      const fields = placeOf(channel, customer, input);
+      const participation = { id: newId(), placeholderId: newId(), state: fields.state, messages: fields.messages };
+      return {
+        participation,
+        row: { ...fields, ...participation, expiresAt: null },
+        outbox: bookingOutbox(tx, lot, participation, input.message ?? null, false),
+        ahead: takeWrites(customer),
+      };
     });
-    const { lot, resource } = claim;
-    const { channel } = scope.channelOf(resource);
-    const customer = await consumerOf(resource);
-    await assertAcceptedOnExclusiveChannel(tx, channel, customer);
-    if (claim.created && scope.hasBlockedTime(resource)) await announceSlotsAroundClaim(tx, slotOf(lot));
-    const place = placeOf(channel, customer, input);
-    const participation = { id: newId(), placeholderId: newId(), state: place.state, messages: place.messages };
-    const count = await givePlace(
-      tx,
-      lot,
-      { ...place, ...participation, expiresAt: null },
-      { created: claim.created, outbox: bookingOutbox(tx, lot, participation, input.message ?? null, false), ahead: takeWrites(customer) },
-    );
     if (!count.given) throw slotTaken();
-    return { participation, lot, resource, product: scope.productById(lot.product_id), capacityLeft: count.capacity - count.taken - 1, formatTime };
+    const { lot, resource } = claim;
+    // The slot's first booking may close its neighbours (lead and follow-up time): announced with it.
+    if (claim.created && scope.hasBlockedTime(resource)) await announceSlotsAroundClaim(tx, slotOf(lot));
+    return { participation: place.participation, lot, resource, product: scope.productById(lot.product_id), capacityLeft: count.capacity - count.taken - 1, formatTime };
   }
 }
 

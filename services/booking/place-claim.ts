@@ -79,9 +79,11 @@ export interface ClaimRequest {
 
 export interface Claim {
   lot: LotRow;
-  /** The appointment was made by this claim (the first booking of its slot). */
+  /** The appointment is made by this claim (the first booking of its slot): givePlace inserts it with the place. */
   created: boolean;
   resource: ScopeResource;
+  /** The insert of the slot's new appointment, sent by givePlace in the statement that gives its first place. */
+  insert?: WritesAhead;
 }
 
 /**
@@ -95,7 +97,7 @@ export interface Claim {
  * delete or archive until commit. Places are given by givePlace, under the
  * appointment's row lock.
  */
-export async function claimPlace(ctx: Context, request: ClaimRequest): Promise<Claim> {
+async function claimPlace(ctx: Context, request: ClaimRequest): Promise<Claim> {
   const resourceIds = request.scope.resources.map((r) => r.id);
   const byAppointment = async () => {
     const lot = await findLot(ctx, 'a.id = ?', [request.uuid], resourceIds);
@@ -266,12 +268,16 @@ async function claimSlot(ctx: Context, request: ClaimRequest, timeslot: Timeslot
   if (!product || !fitting.some((p) => p.id === product.id)) throw slotTaken();
 
   const id = newId();
-  const inserted = await sql<{ id: string }>(ctx, `insert into appointment (id, crm_id, provider_id, resource_id, product_id, timeslot_id, reference, start, "end", capacity,
+  // Run by givePlace with the first place; ON CONFLICT: somebody made this slot's appointment since we looked.
+  const insert: WritesAhead = {
+    statements: [
+      `insert into appointment (id, crm_id, provider_id, resource_id, product_id, timeslot_id, reference, start, "end", capacity,
         accept_bookings, contact_id, contact_profile_id, address, archived, state, created_at)
-     values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?::jsonb, false, 'ACTIVE', ?)
-     on conflict on constraint appointment_timeslot_start_unique do nothing
-     returning id`,
-    [
+       values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?::jsonb, false, 'ACTIVE', ?)
+       on conflict on constraint appointment_timeslot_start_unique do nothing
+       returning id, capacity, places_taken, accept_bookings`,
+    ],
+    params: [
       id,
       resource.crm.id,
       resource.provider.id,
@@ -288,9 +294,7 @@ async function claimSlot(ctx: Context, request: ClaimRequest, timeslot: Timeslot
       JSON.stringify(timeslot.address ?? resource.address ?? null),
       ctx.clock.now(),
     ],
-  );
-  // Somebody made this slot's appointment since we looked: later bookings share it.
-  if (!inserted.length) return joinExisting(ctx, request, timeslot, period.startMs);
+  };
   const lot: LotRow = {
     id,
     crm_id: resource.crm.id,
@@ -313,7 +317,7 @@ async function claimSlot(ctx: Context, request: ClaimRequest, timeslot: Timeslot
     places_taken: 0,
     first_hold_expiry: null,
   };
-  return { lot, created: true, resource };
+  return { lot, created: true, resource, insert };
 }
 
 async function joinExisting(ctx: Context, request: ClaimRequest, timeslot: TimeslotRow, startMs: number): Promise<Claim> {
@@ -375,23 +379,30 @@ const draftsJson = (drafts: OutboxDraft[]) => JSON.stringify(drafts.map((d) => (
  * give way (spec rule 3: an expired hold keeps its place only while nobody
  * else needs it) and the place is tried once more.
  */
-export async function givePlace(
+async function givePlace(
   ctx: Context,
   lot: LotRow,
   row: { id: string; placeholderId: string; state: string; customerId: string | null; expiresAt: Date | null; channelKey: string; locale: string | null; messages: string[] | null; clientIp?: string | null },
-  options: { created: boolean; outbox: OutboxDraft[]; ahead?: WritesAhead },
-): Promise<PlaceCount> {
+  options: { created: boolean; outbox: OutboxDraft[]; ahead?: WritesAhead; insert?: WritesAhead },
+): Promise<PlaceCount | null> {
   const now = ctx.clock.now();
   let ahead = options.ahead ?? NO_WRITES;
+  let insert = options.insert;
   const attempt = async () => {
     // Sent with the first attempt only.
     const writes = ahead;
+    const inserting = insert;
     ahead = NO_WRITES;
-    const [count] = await sql<{ taken: number; capacity: number; given: number; version: string; expired_holds: boolean }>(ctx, withWritesAhead(writes, `a as (
+    insert = undefined;
+    // The slot's first booking inserts its appointment here: nobody else sees the row before commit, so no lock.
+    const appointment = inserting
+      ? `ins as (${inserting.statements[0]}), a as (select id, capacity, places_taken, accept_bookings from ins)`
+      : `a as (
          select id, capacity, places_taken, accept_bookings from appointment
           where id = ? and state = 'ACTIVE' and not archived and start > ?
           for update
-       ), p as (
+       )`;
+    const [count] = await sql<{ taken: number; capacity: number; given: number; version: string; expired_holds: boolean }>(ctx, withWritesAhead(writes, `${appointment}, p as (
          insert into participation (id, crm_id, appointment_id, customer_id, reference, placeholder_id, state, expires_at, channel_key, messages, locale, client_ip, created_at, updated_at)
          select ?, ?, a.id, ?, ?, ?, ?, ?, ?, ?::jsonb, ?, ?, ?, ?
            from a where a.places_taken < a.capacity and (a.accept_bookings or ?::boolean)
@@ -403,8 +414,7 @@ export async function givePlace(
          from a`),
       [
         ...writes.params,
-        lot.id,
-        now,
+        ...(inserting ? inserting.params : [lot.id, now]),
         row.id,
         lot.crm_id,
         row.customerId,
@@ -423,16 +433,48 @@ export async function givePlace(
         now,
       ],
     );
-    // No row: the appointment was cancelled, archived or has begun since it was read.
+    // No row: the appointment was cancelled, archived or has begun since it was read (or, inserting, somebody made it first).
     return count ? { given: count.given > 0, taken: count.taken, capacity: count.capacity, version: Number(count.version), expiredHolds: count.expired_holds } : null;
   };
   const first = await attempt();
+  if (!first && options.insert) return null;
   if (!first) throw slotTaken();
   // Refused: only when expired holds take places is there anything to release and try again.
   const count = first.given || !first.expiredHolds || !(await releaseExpiredHolds(ctx, lot)) ? first : ((await attempt()) ?? first);
   // Its capacity event was written by the statement: the resource's calendar counter moves after commit.
   if (count.given) addTouchedResources(ctx.em, [lot.resource_id]);
   return count;
+}
+
+/** A place as givePlace gives it: the participation row, its outbox rows and the writes sent ahead. */
+export interface PlaceRequest {
+  row: Parameters<typeof givePlace>[2];
+  outbox: OutboxDraft[];
+  ahead?: WritesAhead;
+}
+
+/** How often a slot is claimed afresh after another first booking made its appointment between our read and our insert. */
+const MAX_CLAIMS = 3;
+
+/**
+ * Claims a place (claimPlace) and gives it (givePlace); a slot's first
+ * booking inserts the slot's appointment in the statement that gives its
+ * place. `prepare` builds the place from the claim; when another first
+ * booking of the slot committed its appointment meanwhile, the slot is
+ * claimed again (joining that appointment) and the place prepared anew.
+ */
+export async function claimAndGive<P extends PlaceRequest>(
+  ctx: Context,
+  request: ClaimRequest,
+  prepare: (claim: Claim) => Promise<P>,
+): Promise<{ claim: Claim; count: PlaceCount; place: P }> {
+  for (let attempt = 1; ; attempt++) {
+    const claim = await claimPlace(ctx, request);
+    const place = await prepare(claim);
+    const count = await givePlace(ctx, claim.lot, place.row, { created: claim.created, outbox: place.outbox, ahead: place.ahead, insert: claim.insert });
+    if (count) return { claim, count, place };
+    if (attempt >= MAX_CLAIMS) throw slotTaken();
+  }
 }
 
 /**

@@ -10,7 +10,7 @@ import { appointmentChangeDraft } from '../live/appointment-events.js';
 import { parseInput } from '../kernel/validation.js';
 import type { ParticipationState } from '../participations/participation.entity.js';
 import { bookingScope, type ScopeProduct, type ScopeResource, utcInstantOf, uuidField } from './booking-request.js';
-import { claimPlace, givePlace, type LotRow, slotTaken } from './place-claim.js';
+import { claimAndGive, type LotRow, slotTaken } from './place-claim.js';
 import { metrics } from '../kernel/metrics.js';
 
 export const reserveInput = z
@@ -36,10 +36,10 @@ export type ReserveResult = HeldPlace;
 
 /**
  * Holds one place for the configured hold time (3 minutes). One short
- * transaction: claim the slot's appointment (creating it on the first
- * booking; no lock wider than the slot), then one statement that locks the
- * appointment, gives the place if one is left and writes the expiry job and
- * the events to the outbox; then COMMIT.
+ * transaction: read the slot (with its appointment, if it has one), then one
+ * statement that creates the appointment on the slot's first booking or
+ * locks it (no lock wider than the slot), gives the place if one is left and
+ * writes the expiry job and the events to the outbox; then COMMIT.
  */
 export async function reserveAppointment(
   ctx: Context,
@@ -55,36 +55,28 @@ export async function reserveAppointment(
   if (to <= from) throw validationError('to must be after from');
   const requested = scope.productByUuid(input.product_uuid);
   const reserved = await inTransaction(ctx, async (tx) => {
-    const claim = await claimPlace(tx, {
-      scope,
-      uuid: (input.appointment_uuid ?? input.timeslot_uuid)!,
-      uuidKind: input.appointment_uuid ? 'appointment' : 'timeslot',
-      from,
-      to,
-      product: requested,
-    });
-    const { lot } = claim;
-    if (claim.created && scope.hasBlockedTime(claim.resource)) await announceSlotsAroundClaim(tx, slotOf(lot));
-    await assertHoldCap(tx, claim.resource.id);
-    const participation = { id: newId(), placeholderId: newId(), state: 'RESERVED' as const, messages: null };
-    const expiresAt = new Date(tx.clock.now().getTime() + tx.config.holdMs);
-    const count = await givePlace(
-      tx,
-      lot,
-      { ...participation, customerId: null, expiresAt, channelKey: scope.channelKey, locale: null, clientIp: tx.limits ? tx.clientIp : null },
-      {
-        created: claim.created,
+    const request = { scope, uuid: (input.appointment_uuid ?? input.timeslot_uuid)!, uuidKind: input.appointment_uuid ? ('appointment' as const) : ('timeslot' as const), from, to, product: requested };
+    const { claim, count, place } = await claimAndGive(tx, request, async ({ lot, resource }) => {
+      await assertHoldCap(tx, resource.id);
+      const participation = { id: newId(), placeholderId: newId(), state: 'RESERVED' as const, messages: null };
+      const expiresAt = new Date(tx.clock.now().getTime() + tx.config.holdMs);
+      return {
+        participation,
+        row: { ...participation, customerId: null, expiresAt, channelKey: scope.channelKey, locale: null, clientIp: tx.limits ? tx.clientIp : null },
         // Events first: the relay hands rows on in id order.
         outbox: [
           claimedSlotEvent(slotOf(lot)),
           appointmentChangeDraft(tx, 'PARTICIPATION_ADDED', appointmentOf(lot), { ...participation, reference: participation.id }),
-          { kind: 'job', topic: QUEUES.holdExpiry, payload: { participationId: participation.id }, runAt: expiresAt },
+          { kind: 'job' as const, topic: QUEUES.holdExpiry, payload: { participationId: participation.id }, runAt: expiresAt },
         ],
-      },
-    );
+      };
+    });
     if (!count.given) throw slotTaken();
+    const { lot, resource } = claim;
+    // The slot's first booking may close its neighbours (lead and follow-up time): announced with it.
+    if (claim.created && scope.hasBlockedTime(resource)) await announceSlotsAroundClaim(tx, slotOf(lot));
     const capacityLeft = count.capacity - count.taken - 1;
-    return { participation, lot: { ...lot, capacity: count.capacity }, resource: claim.resource, product: scope.productById(lot.product_id), capacityLeft };
+    return { participation: place.participation, lot: { ...lot, capacity: count.capacity }, resource, product: scope.productById(lot.product_id), capacityLeft };
   });
   metrics.holdsCreated.inc();
   return reserved;

@@ -189,6 +189,27 @@ describe('booking flow: no overbooking under concurrency across two gateway proc
     expect(rows.every((row) => Number(row.n) === 1)).toBe(true);
   }, 120_000);
 
+  it('two first bookings of each of 30 fresh slots (capacity 2) at once: both get a place in one appointment, through holds and bookings', async () => {
+    const f = await setupBookable(app, { capacity: 2, raster: 15, slots: 30 });
+    const slotAt = (i: number) => {
+      const from = new Date(Date.parse(f.slot.from) + i * 15 * 60_000);
+      return { from: from.toISOString(), to: new Date(from.getTime() + 15 * 60_000).toISOString() };
+    };
+    // The loser of each race to insert the slot's appointment joins the winner's instead of being refused.
+    const requests = Array.from({ length: 30 }, (_, i) => {
+      const { from, to } = slotAt(i);
+      return i % 2 === 0 ? [reserveRequest(f, { from, to }), reserveRequest(f, { from, to })] : [bookRequest(f, { start: from, end: to }), bookRequest(f, { start: from, end: to })];
+    }).flat();
+    const answers = await Promise.all(requests.map((send, i) => send(gateways[i % 2]!)));
+    expect(answers.filter((a) => a.status >= 300).map((a) => `${a.status} ${a.text}`)).toEqual([]);
+    const { rows } = await db.query<{ n: string; places: string }>(
+      `select count(distinct a.id) as n, count(p.id) as places from appointment a join participation p on p.appointment_id = a.id where a.timeslot_id = $1 group by a.start`,
+      [f.timeslotUuid],
+    );
+    expect(rows).toHaveLength(30);
+    expect(rows.every((row) => Number(row.n) === 1 && Number(row.places) === 2)).toBe(true);
+  }, 120_000);
+
   it('one new e-mail booking 30 slots at once (half completing holds) becomes exactly one user and one customer', async () => {
     const f = await setupBookable(app, { capacity: 1, raster: 15, slots: 30 });
     const slotAt = (i: number) => {
