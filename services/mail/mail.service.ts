@@ -3,7 +3,6 @@ import type { MailJob } from '../kernel/jobs.js';
 import { recordDelivery, revertSent } from './mail-delivery.service.js';
 import { isPermanentMailError, type MailTransport } from './mail-transport.js';
 import { renderMail, UnknownTemplateError } from './templates/render.js';
-import { sql } from '../kernel/sql.js';
 
 /** A failure no retry can fix (SMTP 5xx, unknown template): the job ends at once, recorded FAILED. */
 export class PermanentMailError extends Error {}
@@ -34,16 +33,16 @@ export async function deliverMail(ctx: Context, transport: MailTransport, outbox
   const base = { id: outboxId, template: job.template, participationId: job.params.participationId ?? null };
   const scrub = (text: string) => (job.personal && job.recipient?.email ? text.split(job.recipient.email).join(ERASED) : text);
 
-  const [known] = await sql<{ status: string }>(ctx, 'select status from mail_delivery where id = ?', [outboxId]);
-  if (known?.status === 'SENT' || known?.status === 'SKIPPED') return 'skipped';
-
+  // No read of the state first: every write below leaves a SENT or SKIPPED mail as it is and says so ('unchanged'),
+  // so a job run again for a finished mail only renders it once more and sends nothing.
   let rendered;
   try {
     rendered = await renderMail(ctx, job);
   } catch (error) {
     const permanent = error instanceof UnknownTemplateError;
     const reason = scrub(`rendering failed: ${messageOf(error)}`);
-    await recordDelivery(ctx, { ...base, status: permanent || attempt.last ? 'FAILED' : 'RETRYING', lastError: reason, startsAttempt: true });
+    const recorded = await recordDelivery(ctx, { ...base, status: permanent || attempt.last ? 'FAILED' : 'RETRYING', lastError: reason, startsAttempt: true });
+    if (recorded === 'unchanged') return 'skipped';
     throw permanent ? new PermanentMailError(reason) : error;
   }
   if (!rendered) {
