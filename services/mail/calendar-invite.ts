@@ -29,10 +29,17 @@ export interface CalendarInvite {
  */
 export const INVITE_SEQUENCE: Record<InviteMethod, number> = { REQUEST: 0, CANCEL: 1 };
 
-/** The VTIMEZONE block of an IANA zone, from timezones-ical-library's tzdata build. */
+const vtimezones = new Map<string, string | null>();
+
+/** The VTIMEZONE block of an IANA zone, from timezones-ical-library's tzdata build; built once per zone (at most the ~600 zones of tzdata). */
 function vtimezone(zone: string): string | null {
-  const block = tzlib_get_ical_block(zone);
-  return Array.isArray(block) && block[0] ? block[0] : null;
+  let block = vtimezones.get(zone);
+  if (block === undefined) {
+    const built = tzlib_get_ical_block(zone);
+    block = Array.isArray(built) && built[0] ? built[0] : null;
+    vtimezones.set(zone, block);
+  }
+  return block;
 }
 
 /** An iTIP invitation (METHOD:REQUEST) or cancellation (METHOD:CANCEL) as an .ics attachment. */
