@@ -83,6 +83,11 @@ describe('booking flow: no overbooking under concurrency across two gateway proc
     expect(new Set(answers.map((a) => a.gateway))).toEqual(new Set([0, 1]));
   }
 
+  /** The fixture's i-th slot of `raster` minutes after its first one. */
+  const nthSlot = (f: BookingFixture, i: number, raster: number) => {
+    const from = new Date(Date.parse(f.slot.from) + i * raster * 60_000);
+    return { from: from.toISOString(), to: new Date(from.getTime() + raster * 60_000).toISOString() };
+  };
   const bookRequest = (f: BookingFixture, body: Record<string, unknown> = {}) => (client: ApiClient) =>
     client.post(`/resources/${f.resourceUuid}/create_appointment_with_consumer`, consumerBody(f, { email: `${unique('storm')}@example.com`, ...body }));
   const reserveRequest = (f: BookingFixture, body: Record<string, unknown> = {}) => (client: ApiClient) =>
@@ -191,10 +196,7 @@ describe('booking flow: no overbooking under concurrency across two gateway proc
 
   it('two first bookings of each of 30 fresh slots (capacity 2) at once: both get a place in one appointment, through holds and bookings', async () => {
     const f = await setupBookable(app, { capacity: 2, raster: 15, slots: 30 });
-    const slotAt = (i: number) => {
-      const from = new Date(Date.parse(f.slot.from) + i * 15 * 60_000);
-      return { from: from.toISOString(), to: new Date(from.getTime() + 15 * 60_000).toISOString() };
-    };
+    const slotAt = (i: number) => nthSlot(f, i, 15);
     // The loser of each race to insert the slot's appointment joins the winner's instead of being refused.
     const requests = Array.from({ length: 30 }, (_, i) => {
       const { from, to } = slotAt(i);
@@ -212,10 +214,7 @@ describe('booking flow: no overbooking under concurrency across two gateway proc
 
   it('one new e-mail booking 30 slots at once (half completing holds) becomes exactly one user and one customer', async () => {
     const f = await setupBookable(app, { capacity: 1, raster: 15, slots: 30 });
-    const slotAt = (i: number) => {
-      const from = new Date(Date.parse(f.slot.from) + i * 15 * 60_000);
-      return { from: from.toISOString(), to: new Date(from.getTime() + 15 * 60_000).toISOString() };
-    };
+    const slotAt = (i: number) => nthSlot(f, i, 15);
     const email = `${unique('same')}@example.com`;
     // Holds first (their own e-mail-less step), then every booking with the one e-mail at once on both gateways.
     const holds = await Promise.all(Array.from({ length: 15 }, (_, i) => reserveRequest(f, slotAt(i))(gateways[i % 2]!)));
