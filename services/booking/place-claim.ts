@@ -83,18 +83,19 @@ export interface Claim {
   created: boolean;
   resource: ScopeResource;
   /** The insert of the slot's new appointment, sent by givePlace in the statement that gives its first place. */
-  insert?: WritesAhead;
+  insert?: SqlPart;
 }
 
 /**
- * Finds the appointment a booking-flow request counts against, creating it
- * from the timeslot on the first booking of a slot. No lock wider than the
- * slot is taken: a new appointment is inserted with ON CONFLICT on
- * (timeslot, start), so the first of two concurrent first bookings creates it
- * and the second joins it; PostgreSQL's exclusion constraint refuses a new
- * appointment whose blocked period (lead/follow-up time included) overlaps
- * another's (412). The resources are held FOR SHARE against a concurrent
- * delete or archive until commit. Places are given by givePlace, under the
+ * Finds the appointment a booking-flow request counts against, or prepares
+ * its insert from the timeslot on the first booking of a slot. No lock wider
+ * than the slot is taken: givePlace inserts a new appointment with ON
+ * CONFLICT on (timeslot, start), so the first of two concurrent first
+ * bookings creates it and the second claims again and joins it (see
+ * claimAndGive); PostgreSQL's exclusion constraint refuses a new appointment
+ * whose blocked period (lead/follow-up time included) overlaps another's
+ * (412). The resources are held FOR SHARE against a concurrent delete or
+ * archive until commit. Places are given by givePlace, under the
  * appointment's row lock.
  */
 async function claimPlace(ctx: Context, request: ClaimRequest): Promise<Claim> {
@@ -211,11 +212,14 @@ export async function findHeldLot(
   return { lot, holdId };
 }
 
-/** A transaction-scoped advisory lock as an SQL expression, e.g. `pg_advisory_xact_lock(hashtextextended(?, 0))`, with its parameters. */
-export interface AdvisoryLock {
+/** A piece of SQL with the values its `?`s bind. */
+export interface SqlPart {
   sql: string;
   params: unknown[];
 }
+
+/** A transaction-scoped advisory lock as an SQL expression, e.g. `pg_advisory_xact_lock(hashtextextended(?, 0))`. */
+export type AdvisoryLock = SqlPart;
 
 /** Checks an existing appointment against the request: the same slot, still open, a product the channel offers. */
 function joinLot(ctx: Context, request: ClaimRequest, lot: LotRow, named: boolean): Claim {
@@ -269,14 +273,12 @@ async function claimSlot(ctx: Context, request: ClaimRequest, timeslot: Timeslot
 
   const id = newId();
   // Run by givePlace with the first place; ON CONFLICT: somebody made this slot's appointment since we looked.
-  const insert: WritesAhead = {
-    statements: [
-      `insert into appointment (id, crm_id, provider_id, resource_id, product_id, timeslot_id, reference, start, "end", capacity,
+  const insert: SqlPart = {
+    sql: `insert into appointment (id, crm_id, provider_id, resource_id, product_id, timeslot_id, reference, start, "end", capacity,
         accept_bookings, contact_id, contact_profile_id, address, archived, state, created_at)
        values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?::jsonb, false, 'ACTIVE', ?)
        on conflict on constraint appointment_timeslot_start_unique do nothing
        returning id, capacity, places_taken, accept_bookings`,
-    ],
     params: [
       id,
       resource.crm.id,
@@ -383,7 +385,7 @@ async function givePlace(
   ctx: Context,
   lot: LotRow,
   row: { id: string; placeholderId: string; state: string; customerId: string | null; expiresAt: Date | null; channelKey: string; locale: string | null; messages: string[] | null; clientIp?: string | null },
-  options: { created: boolean; outbox: OutboxDraft[]; ahead?: WritesAhead; insert?: WritesAhead },
+  options: { created: boolean; outbox: OutboxDraft[]; ahead?: WritesAhead; insert?: SqlPart },
 ): Promise<PlaceCount | null> {
   const now = ctx.clock.now();
   let ahead = options.ahead ?? NO_WRITES;
@@ -396,7 +398,7 @@ async function givePlace(
     insert = undefined;
     // The slot's first booking inserts its appointment here: nobody else sees the row before commit, so no lock.
     const appointment = inserting
-      ? `ins as (${inserting.statements[0]}), a as (select id, capacity, places_taken, accept_bookings from ins)`
+      ? `ins as (${inserting.sql}), a as (select id, capacity, places_taken, accept_bookings from ins)`
       : `a as (
          select id, capacity, places_taken, accept_bookings from appointment
           where id = ? and state = 'ACTIVE' and not archived and start > ?
