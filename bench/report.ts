@@ -107,9 +107,12 @@ results.json and this file alone. Order of a full run: B0, B1 hot, P3
 (single client), P3 history, P4, P5, P1, P2, P3 with the availability
 probe, P3 under writes, P4 stretch.
 
-The machine's 2 cores are shared with PostgreSQL, Redis, the worker and
-whatever else runs: \`load\` is the 1-minute load average at the start and
-end of the run; compare rows with similar load. Each cell: value (ratio)
+The machine's 2 cores are shared with PostgreSQL, Redis, the worker, the
+load generator and whatever else runs: \`load\` is the 1-minute load
+average at the start and end of the run; compare rows with similar load.
+Besides autocannon (B0) and pgbench (B1), the load generator is this
+process, with node:http keep-alive connections (from the run of 2026-11-23
+08:00 on; before, fetch, which cost it about twice the CPU per request). Each cell: value (ratio)
 and ✓ / ✗ for its target.
 
 | date | commit | machine | gateways | ${COLUMNS.join(' | ')} | met |
