@@ -399,11 +399,10 @@ async function givePlace(
     // The slot's first booking inserts its appointment here: nobody else sees the row before commit, so no lock.
     const appointment = inserting
       ? `ins as (${inserting.sql}), a as (select id, capacity, places_taken, accept_bookings from ins)`
-      : `a as (
-         select id, capacity, places_taken, accept_bookings from appointment
-          where id = ? and state = 'ACTIVE' and not archived and start > ?
-          for update
-       )`;
+      : // Only the primary key in the WHERE: the other conditions match the predicate of the partial gist index, and a
+        // plan made on a table without statistics once read that whole index for every booking (see table-statistics.ts).
+        `l as (select id, capacity, places_taken, accept_bookings, state, archived, start from appointment where id = ? for update),
+       a as (select id, capacity, places_taken, accept_bookings from l where state = 'ACTIVE' and not archived and start > ?)`;
     const [count] = await sql<{ taken: number; capacity: number; given: number; version: string; expired_holds: boolean }>(ctx, withWritesAhead(writes, `${appointment}, p as (
          insert into participation (id, crm_id, appointment_id, customer_id, reference, placeholder_id, state, expires_at, channel_key, messages, locale, client_ip, created_at, updated_at)
          select ?, ?, a.id, ?, ?, ?, ?, ?, ?, ?::jsonb, ?, ?, ?, ?
