@@ -6,7 +6,7 @@ import type { ContextRoot } from '../services/kernel/context.js';
 import { MAINTENANCE_JOBS, type MaintenanceJobName, QUEUES } from '../services/kernel/jobs.js';
 import { addGaugeSource, type GaugeSample } from '../services/kernel/metrics.js';
 import { OUTBOX_RETENTION_MS, pruneDispatchedOutbox } from '../services/outbox/outbox.service.js';
-import { analyzeStaleTables, autovacuumOn } from '../services/kernel/table-statistics.js';
+import { analyzeStaleTables, autovacuumOn, TABLE_STATISTICS_INTERVAL_MS } from '../services/kernel/table-statistics.js';
 import type { Logger } from '../services/kernel/logger.js';
 import type { Orm } from '../services/kernel/orm.js';
 import { createRedisClient, type RedisClient } from '../services/kernel/redis.js';
@@ -31,8 +31,6 @@ export interface WorkerDeps {
   sweepMs?: number;
   /** How often dispatched outbox rows past their retention are deleted (once per interval across all workers). */
   pruneMs?: number;
-  /** How often tables that changed are analyzed where autovacuum is off (default 15 s). */
-  statisticsMs?: number;
   /** A mail whose state has not moved for this long is checked for a lost job. */
   mailStaleMs?: number;
   /** Tests shorten the mail retry policy (attempts, first back-off delay). */
@@ -138,7 +136,7 @@ export async function startWorker(deps: WorkerDeps): Promise<RunningWorker> {
   const schedules = [
     { id: MAINTENANCE_JOBS.holdSweep, every: deps.sweepMs ?? 30_000 },
     { id: MAINTENANCE_JOBS.outboxPrune, every: deps.pruneMs ?? 3_600_000 },
-    { id: MAINTENANCE_JOBS.tableStatistics, every: deps.statisticsMs ?? 15_000 },
+    { id: MAINTENANCE_JOBS.tableStatistics, every: TABLE_STATISTICS_INTERVAL_MS },
   ];
   const upsert = (schedule: (typeof schedules)[number]) => maintenance.upsertJobScheduler(schedule.id, { every: schedule.every }, { name: schedule.id });
   // Upserting the same scheduler from every worker is idempotent (its jobs' ids come from the scheduler and the

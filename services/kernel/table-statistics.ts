@@ -8,6 +8,9 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 export const ANALYZE_THRESHOLD_ROWS = 50;
 export const ANALYZE_SCALE_FACTOR = 0.1;
 
+/** How often the worker's table-statistics job looks for such tables (once per interval across all workers). */
+export const TABLE_STATISTICS_INTERVAL_MS = 15_000;
+
 /** Whether PostgreSQL's autovacuum runs (and so keeps the planner's statistics current). */
 export async function autovacuumOn(em: EntityManager): Promise<boolean> {
   const [row] = await em.execute<{ on: boolean }[]>(`select current_setting('autovacuum') = 'on' as on`);
