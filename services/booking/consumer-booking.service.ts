@@ -2,7 +2,7 @@ import { limitEmail, limitPublic } from '../kernel/rate-limits.js';
 import { z } from 'zod';
 import { announceSlotsAroundClaim, claimedSlotEvent } from '../appointments/capacity-events.js';
 import { Customer } from '../customers/customer.entity.js';
-import { type Context, inTransaction } from '../kernel/context.js';
+import { type Context, inLeanTransaction, RetryInOrmTransaction } from '../kernel/context.js';
 import { DomainError, validationError } from '../kernel/errors.js';
 import { newId } from '../kernel/ids.js';
 import { QUEUES } from '../kernel/jobs.js';
@@ -11,7 +11,7 @@ import { normalisePhoneNumber, phoneCountryOfZone, phoneNumberText } from '../ke
 import { emailAddress, parseInput, requiredText } from '../kernel/validation.js';
 import type { OutboxDraft } from '../outbox/outbox.service.js';
 import type { EffectiveChannel } from '../resources/booking-channel.service.js';
-import { type ConsumerCustomer, consumerLock, findOrCreateConsumer, takeWrites } from './consumer.js';
+import { type ConsumerCustomer, consumerLock, findOrCreateConsumer } from './consumer.js';
 import { bookingScope, instantOf, type ScopeResource, uuidField } from './booking-request.js';
 import { compilePattern, DEFAULT_TIME_FORMAT } from './date-pattern.js';
 import { type AdvisoryLock, claimAndGive, completeHold, findHeldLot, type LotRow, slotTaken } from './place-claim.js';
@@ -78,7 +78,7 @@ export async function createAppointmentWithConsumer(
   const requested = scope.productByUuid(input.product_uuid);
   // Counted once the booking is otherwise acceptable: a throw-away address cannot book without end, a typo does not use up the budget.
   await limitEmail(ctx, input.email);
-  const booked = await inTransaction(ctx, bookInTransaction).catch((error: unknown) => {
+  const booked = await inLeanTransaction(ctx, bookInTransaction).catch((error: unknown) => {
     // The database refused a second place of the same customer in the appointment.
     if ((error as { constraint?: string } | null)?.constraint === 'participation_customer_once_unique') throw alreadyParticipating();
     throw error;
@@ -116,9 +116,11 @@ export async function createAppointmentWithConsumer(
       await assertAcceptedOnExclusiveChannel(tx, channel, customer);
       const place = placeOf(channel, customer, input);
       const participation = { id: held.holdId, placeholderId: input.placeholder_id!, state: place.state, messages: place.messages };
-      const count = await completeHold(tx, lot, held.holdId, place, bookingOutbox(tx, lot, participation, input.message ?? null, true), takeWrites(customer));
+      const count = await completeHold(tx, lot, held.holdId, place, bookingOutbox(tx, lot, participation, input.message ?? null, true), customer.writes);
       // A hold that went (expired and given way, or removed) between our read and our update is claimed afresh below.
       if (count.given) return { participation, lot, resource, product: scope.productById(lot.product_id), capacityLeft: count.capacity - count.taken - 1, formatTime };
+      // That statement has committed (inSqlTransaction), having written nothing: the claim needs a new transaction.
+      if (tx.sqlTransaction) throw new RetryInOrmTransaction('the hold is gone');
     }
     const request = { scope, uuid: input.timeslot_uuid, uuidKind: 'timeslot' as const, from, to, product: requested, holderWithoutHold: Boolean(input.placeholder_id) };
     const { claim, count, place } = await claimAndGive(tx, request, async ({ lot, resource }) => {
@@ -131,7 +133,7 @@ export async function createAppointmentWithConsumer(
         participation,
         row: { ...fields, ...participation, expiresAt: null },
         outbox: bookingOutbox(tx, lot, participation, input.message ?? null, false),
-        ahead: takeWrites(customer),
+        ahead: customer.writes,
       };
     });
     if (!count.given) throw slotTaken();

@@ -1,7 +1,7 @@
 import type { Context } from '../kernel/context.js';
 import { sql } from '../kernel/sql.js';
 import { newId } from '../kernel/ids.js';
-import { type AdvisoryLock, NO_WRITES, type WritesAhead } from './place-claim.js';
+import { type AdvisoryLock, PLACED, type WritesAhead } from './place-claim.js';
 
 export interface ConsumerData {
   email: string;
@@ -22,7 +22,7 @@ export interface ConsumerOwner {
 export interface ConsumerCustomer {
   id: string;
   email: string | null;
-  /** What still has to be written for this user and customer: sent with the booking's statement (see takeWrites). */
+  /** What still has to be written for this user and customer: sent with (and guarded by) the statement that writes the place. */
   writes: WritesAhead;
 }
 
@@ -56,9 +56,9 @@ interface CustomerRow {
  * else of the e-mail, is completed the same way). Runs inside the booking's
  * transaction, under consumerLock, which the caller holds (two bookings with
  * one new e-mail at once would both create it): one lookup; the writes are
- * answered, not run, and travel as leading CTEs of the statement that gives
- * the place (one round trip fewer), so a booking refused before that
- * statement writes no consumer either.
+ * answered, not run, and travel in the statement that gives the place
+ * (one round trip fewer), each guarded by that place: a refused booking
+ * writes no consumer, before or in that statement.
  */
 export async function findOrCreateConsumer(ctx: Context, owner: ConsumerOwner, data: ConsumerData): Promise<ConsumerCustomer> {
   const [found] = await sql<{ user: UserRow | null; customer: CustomerRow | null }>(ctx, `with u as (
@@ -84,10 +84,13 @@ export async function findOrCreateConsumer(ctx: Context, owner: ConsumerOwner, d
   const userEmail = user ? user.email : data.email;
   const userLanguage = user?.language ?? data.locale ?? ctx.language ?? owner.crmLanguage;
   if (!user) {
-    writes.push(`insert into app_user (id, crm_id, email, email_verified, first_name, last_name, mobile, language, created_at) values (?, ?, ?, false, ?, ?, ?, ?, ?)`);
+    writes.push(
+      `insert into app_user (id, crm_id, email, email_verified, first_name, last_name, mobile, language, created_at)
+       select ?::uuid, ?::text, ?::text, false, ?::text, ?::text, ?::text, ?::text, ?::timestamptz where ${PLACED}`,
+    );
     params.push(userId, owner.crmId, data.email, data.firstName, data.lastName, data.mobile, userLanguage, now);
   } else if (user.reference === null && (user.first_name === null || user.last_name === null || (user.mobile === null && data.mobile !== null))) {
-    writes.push(`update app_user set first_name = coalesce(first_name, ?), last_name = coalesce(last_name, ?), mobile = coalesce(mobile, ?) where id = ?`);
+    writes.push(`update app_user set first_name = coalesce(first_name, ?), last_name = coalesce(last_name, ?), mobile = coalesce(mobile, ?) where id = ? and ${PLACED}`);
     params.push(data.firstName, data.lastName, data.mobile, userId);
   }
   const customer = found!.customer;
@@ -95,11 +98,12 @@ export async function findOrCreateConsumer(ctx: Context, owner: ConsumerOwner, d
   let customerEmail = customer?.email ?? userEmail;
   if (!customer) {
     writes.push(
-      `insert into customer (id, crm_id, provider_id, reference, user_name, email, mobile, language, user_id, created_at) values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      `insert into customer (id, crm_id, provider_id, reference, user_name, email, mobile, language, user_id, created_at)
+       select ?::uuid, ?::text, ?::uuid, ?::text, ?::text, ?::text, ?::text, ?::text, ?::uuid, ?::timestamptz where ${PLACED}`,
     );
     params.push(customerId, owner.crmId, owner.providerId, `consumer-${newId()}`, `${data.firstName} ${data.lastName}`, userEmail, data.mobile ?? user?.mobile ?? null, data.locale ?? userLanguage, userId, now);
   } else if (customer.user_id === null || customer.email === null || (customer.mobile === null && data.mobile !== null) || (customer.language === null && data.locale !== null)) {
-    writes.push(`update customer set user_id = coalesce(user_id, ?), email = coalesce(email, ?), mobile = coalesce(mobile, ?), language = coalesce(language, ?) where id = ?`);
+    writes.push(`update customer set user_id = coalesce(user_id, ?), email = coalesce(email, ?), mobile = coalesce(mobile, ?), language = coalesce(language, ?) where id = ? and ${PLACED}`);
     params.push(userId, userEmail, data.mobile, data.locale, customerId);
     customerEmail = customer.email ?? userEmail;
   }
@@ -117,10 +121,3 @@ export const consumerLock = (crmId: string, email: string): AdvisoryLock => ({
   sql: 'pg_advisory_xact_lock(hashtextextended(?, 0))',
   params: [`consumer:${crmId}:${email}`],
 });
-
-/** The consumer's pending writes, once: whoever sends them takes them, so a second attempt does not write twice. */
-export function takeWrites(customer: ConsumerCustomer): WritesAhead {
-  const { writes } = customer;
-  customer.writes = NO_WRITES;
-  return writes;
-}

@@ -1,5 +1,5 @@
 import type { Location } from '../kernel/address.js';
-import type { Context } from '../kernel/context.js';
+import { type Context, RetryInOrmTransaction } from '../kernel/context.js';
 import { sql } from '../kernel/sql.js';
 import { DomainError, validationError } from '../kernel/errors.js';
 import { newId } from '../kernel/ids.js';
@@ -270,6 +270,8 @@ async function claimSlot(ctx: Context, request: ClaimRequest, timeslot: Timeslot
   if (!product && fitting.length > 1) throw validationError('product_uuid is required: this slot offers several products');
   // A slot that is busy, or whose product's lead or follow-up time does not fit (any more), is taken for it.
   if (!product || !fitting.some((p) => p.id === product.id)) throw slotTaken();
+  // An appointment without a place would be made for nothing (and, committed with the refusal, stay).
+  if (timeslot.default_capacity < 1) throw slotTaken();
 
   const id = newId();
   // Run by givePlace with the first place; ON CONFLICT: somebody made this slot's appointment since we looked.
@@ -353,20 +355,24 @@ const OUTBOX_INSERT = (changed: string, capacityLeft: string) => `
     from a, ${changed}, jsonb_to_recordset(?::jsonb) as m(kind text, topic text, payload jsonb, run_at timestamptz)`;
 
 /**
- * Writes that belong to the same booking and are sent ahead of the statement
- * that gives or completes its place, as its first CTEs: data-modifying CTEs
- * all run, referenced or not, and foreign keys are checked at the end of the
- * statement, so a participation may name a customer written beside it.
+ * Writes that belong to the same booking and travel in the statement that
+ * gives or completes its place, as CTEs after the one that writes the place:
+ * each is guarded by `${PLACED}` (replaced by "the place was written"), so a
+ * refused booking writes nothing, also when that statement commits at once
+ * (inSqlTransaction). Foreign keys are checked at the end of the statement,
+ * so a participation may name a customer written beside it.
  */
 export interface WritesAhead {
   statements: string[];
   params: unknown[];
 }
 export const NO_WRITES: WritesAhead = { statements: [], params: [] };
+/** Where a write of WritesAhead says "only if the place was written". */
+export const PLACED = '{placed}';
 
-/** `with <writes ahead>, <ctes>`: `ctes` is the statement's own CTE list and final select, without `with`. */
-const withWritesAhead = (ahead: WritesAhead, ctes: string) =>
-  `with ${ahead.statements.map((statement, i) => `w${i} as (${statement} returning 1), `).join('')}${ctes}`;
+/** The writes as CTEs (each followed by a comma), guarded by the rows of CTE `placed`. */
+const writesAfter = (ahead: WritesAhead, placed: string) =>
+  ahead.statements.map((statement, i) => `w${i} as (${statement.replaceAll(PLACED, `exists (select 1 from ${placed})`)} returning 1), `).join('');
 
 const draftsJson = (drafts: OutboxDraft[]) => JSON.stringify(drafts.map((d) => ({ kind: d.kind, topic: d.topic, payload: d.payload, run_at: d.runAt ?? null })));
 
@@ -388,13 +394,15 @@ async function givePlace(
   options: { created: boolean; outbox: OutboxDraft[]; ahead?: WritesAhead; insert?: SqlPart },
 ): Promise<PlaceCount | null> {
   const now = ctx.clock.now();
-  let ahead = options.ahead ?? NO_WRITES;
+  // Written only with the place (see WritesAhead): sent again with a second attempt.
+  const writes = options.ahead ?? NO_WRITES;
   let insert = options.insert;
+  // In an inSqlTransaction this is the booking's last statement: COMMIT goes with it, and the appointment's lock
+  // is released the moment it ends. A refusal has written nothing (see WritesAhead) and commits nothing.
+  const commit = Boolean(ctx.sqlTransaction);
   const attempt = async () => {
-    // Sent with the first attempt only.
-    const writes = ahead;
+    // Sent with the first attempt only (a second one follows only on an existing appointment).
     const inserting = insert;
-    ahead = NO_WRITES;
     insert = undefined;
     // The slot's first booking inserts its appointment here: nobody else sees the row before commit, so no lock.
     const appointment = inserting
@@ -403,18 +411,17 @@ async function givePlace(
         // plan made on a table without statistics once read that whole index for every booking (see table-statistics.ts).
         `l as (select id, capacity, places_taken, accept_bookings, state, archived, start from appointment where id = ? for update),
        a as (select id, capacity, places_taken, accept_bookings from l where state = 'ACTIVE' and not archived and start > ?)`;
-    const [count] = await sql<{ taken: number; capacity: number; given: number; version: string; expired_holds: boolean }>(ctx, withWritesAhead(writes, `${appointment}, p as (
+    const [count] = await sql<{ taken: number; capacity: number; given: number; version: string; expired_holds: boolean }>(ctx, `with ${appointment}, p as (
          insert into participation (id, crm_id, appointment_id, customer_id, reference, placeholder_id, state, expires_at, channel_key, messages, locale, client_ip, created_at, updated_at)
          select ?, ?, a.id, ?, ?, ?, ?, ?, ?, ?::jsonb, ?, ?, ?, ?
            from a where a.places_taken < a.capacity and (a.accept_bookings or ?::boolean)
          returning id
-       ), o as (${OUTBOX_INSERT('p', 'case when a.accept_bookings then greatest(a.capacity - a.places_taken - 1, 0) else 0 end')})
+       ), ${writesAfter(writes, 'p')}o as (${OUTBOX_INSERT('p', 'case when a.accept_bookings then greatest(a.capacity - a.places_taken - 1, 0) else 0 end')})
        select a.places_taken as taken, a.capacity, (select count(*) from p)::int as given,
               (extract(epoch from clock_timestamp()) * 1000000)::bigint as version,
               exists (select 1 from participation h where h.appointment_id = a.id and h.state = 'RESERVED' and h.expires_at <= ?) as expired_holds
-         from a`),
+         from a`,
       [
-        ...writes.params,
         ...(inserting ? inserting.params : [lot.id, now]),
         row.id,
         lot.crm_id,
@@ -430,9 +437,11 @@ async function givePlace(
         now,
         now,
         options.created,
+        ...writes.params,
         draftsJson(options.outbox),
         now,
       ],
+      { commit },
     );
     // No row: the appointment was cancelled, archived or has begun since it was read (or, inserting, somebody made it first).
     return count ? { given: count.given > 0, taken: count.taken, capacity: count.capacity, version: Number(count.version), expiredHolds: count.expired_holds } : null;
@@ -441,6 +450,7 @@ async function givePlace(
   if (!first && options.insert) return null;
   if (!first) throw slotTaken();
   // Refused: only when expired holds take places is there anything to release and try again.
+  if (!first.given && first.expiredHolds && commit) throw new RetryInOrmTransaction('expired holds give way');
   const count = first.given || !first.expiredHolds || !(await releaseExpiredHolds(ctx, lot)) ? first : ((await attempt()) ?? first);
   // Its capacity event was written by the statement: the resource's calendar counter moves after commit.
   if (count.given) addTouchedResources(ctx.em, [lot.resource_id]);
@@ -471,9 +481,13 @@ export async function claimAndGive<P extends PlaceRequest>(
 ): Promise<{ claim: Claim; count: PlaceCount; place: P }> {
   for (let attempt = 1; ; attempt++) {
     const claim = await claimPlace(ctx, request);
+    // The slot's first booking may close its neighbours: the caller announces them after the place, through the ORM.
+    if (ctx.sqlTransaction && claim.created && request.scope.hasBlockedTime(claim.resource)) throw new RetryInOrmTransaction('neighbours to announce');
     const place = await prepare(claim);
     const count = await givePlace(ctx, claim.lot, place.row, { created: claim.created, outbox: place.outbox, ahead: place.ahead, insert: claim.insert });
     if (count) return { claim, count, place };
+    // Another first booking made the slot's appointment; our statement committed nothing. Claimed again in a new transaction.
+    if (ctx.sqlTransaction) throw new RetryInOrmTransaction('the slot was claimed meanwhile');
     if (attempt >= MAX_CLAIMS) throw slotTaken();
   }
 }
@@ -510,17 +524,19 @@ export async function completeHold(
   ahead: WritesAhead = NO_WRITES,
 ): Promise<PlaceCount> {
   const now = ctx.clock.now();
-  const [count] = await sql<{ taken: number; capacity: number; given: number; version: string }>(ctx, withWritesAhead(ahead, `u as (
+  const [count] = await sql<{ taken: number; capacity: number; given: number; version: string }>(ctx, `with u as (
        update participation set customer_id = ?, state = ?, expires_at = null, channel_key = ?, locale = ?, messages = ?::jsonb, updated_at = ?
         where id = ? and state = 'RESERVED' and appointment_id = ?
        returning id
-     ), a as (
+     ), ${writesAfter(ahead, 'u')}a as (
        select id, capacity, places_taken, accept_bookings from appointment where id = ?
      ), o as (${OUTBOX_INSERT('u', 'case when a.accept_bookings then greatest(a.capacity - a.places_taken, 0) else 0 end')})
      select a.places_taken - 1 as taken, a.capacity, (select count(*) from u)::int as given,
             (extract(epoch from clock_timestamp()) * 1000000)::bigint as version
-       from a`),
-    [...ahead.params, row.customerId, row.state, row.channelKey, row.locale, row.messages ? JSON.stringify(row.messages) : null, now, holdId, lot.id, lot.id, draftsJson(outbox)],
+       from a`,
+    [row.customerId, row.state, row.channelKey, row.locale, row.messages ? JSON.stringify(row.messages) : null, now, holdId, lot.id, ...ahead.params, lot.id, draftsJson(outbox)],
+    // In an inSqlTransaction, the last statement: COMMIT goes with it (a hold that is gone writes nothing).
+    { commit: Boolean(ctx.sqlTransaction) },
   );
   const given = (count?.given ?? 0) > 0;
   if (given) addTouchedResources(ctx.em, [lot.resource_id]);

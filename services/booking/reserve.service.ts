@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { announceSlotsAroundClaim, claimedSlotEvent } from '../appointments/capacity-events.js';
-import { type Context, inTransaction } from '../kernel/context.js';
+import { type Context, inLeanTransaction } from '../kernel/context.js';
 import { validationError } from '../kernel/errors.js';
 import { limitPublic, RateLimitedError } from '../kernel/rate-limits.js';
 import { newId } from '../kernel/ids.js';
@@ -54,7 +54,7 @@ export async function reserveAppointment(
   const to = utcInstantOf(input.to, 'to');
   if (to <= from) throw validationError('to must be after from');
   const requested = scope.productByUuid(input.product_uuid);
-  const reserved = await inTransaction(ctx, async (tx) => {
+  const reserved = await inLeanTransaction(ctx, async (tx) => {
     const request = { scope, uuid: (input.appointment_uuid ?? input.timeslot_uuid)!, uuidKind: input.appointment_uuid ? ('appointment' as const) : ('timeslot' as const), from, to, product: requested };
     const { claim, count, place } = await claimAndGive(tx, request, async ({ lot, resource }) => {
       await assertHoldCap(tx, resource.id);

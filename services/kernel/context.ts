@@ -9,6 +9,7 @@ import type { CalendarVersions } from './calendar-version.js';
 import type { Logger } from './logger.js';
 import type { PublicLimiter } from './rate-limits.js';
 import { metrics } from './metrics.js';
+import { inSqlTransaction, type SqlTransaction } from './sql.js';
 
 /** Who is acting: an authenticated CRM, an anonymous consumer, or the service itself (worker, admin tool). */
 export type Actor = { kind: 'crm'; crmId: string } | { kind: 'public' } | { kind: 'system'; name: string };
@@ -35,6 +36,8 @@ export interface Context {
   clientIp?: string;
   /** The public flow's limits; absent when PUBLIC_RATE_LIMIT=off or outside the gateway. */
   limits?: PublicLimiter;
+  /** Set inside inLeanTransaction: `sql()` statements run in this transaction (see kernel/sql.ts). */
+  sqlTransaction?: SqlTransaction;
 }
 
 export interface ContextRoot {
@@ -100,6 +103,45 @@ export async function inTransaction<T>(ctx: Context, work: (tx: Context) => Prom
     else if (ctx.calendar) {
       await ctx.calendar.bump(touched).catch((error) => ctx.logger.warn('could not bump calendar versions', { error: String(error) }));
     }
+  }
+  return result;
+}
+
+/**
+ * Thrown inside inLeanTransaction by a write that needs what only the ORM's
+ * transaction offers, or has to start over, and has written nothing: the
+ * whole write runs again in inTransaction.
+ */
+export class RetryInOrmTransaction extends Error {
+  constructor(reason: string) {
+    super(`the write continues in an ORM transaction: ${reason}`);
+  }
+}
+
+/**
+ * Runs a write made of `sql()` statements only (the booking flow's) in
+ * inSqlTransaction: BEGIN and COMMIT travel with its first and last
+ * statement, so the transaction costs no round trip of its own and the
+ * last statement's row locks go with its end. Retried after a serialization
+ * failure or deadlock like inTransaction; the change counters of the
+ * resources whose capacity it changed move after the commit. When `work`
+ * throws RetryInOrmTransaction, the whole write runs again in inTransaction.
+ */
+export async function inLeanTransaction<T>(ctx: Context, work: (tx: Context) => Promise<T>): Promise<T> {
+  // Inside a caller's transaction (or another lean one), the statements belong to it.
+  if (ctx.em.isInTransaction() || ctx.sqlTransaction) return inTransaction(ctx, work);
+  let result: T;
+  try {
+    result = await retryingConflicts(ctx, () => inSqlTransaction(ctx, work));
+  } catch (error) {
+    if (!(error instanceof RetryInOrmTransaction)) throw error;
+    ctx.logger.debug('write continues in an ORM transaction', { reason: error.message });
+    metrics.ormTransactionFallbacks.inc();
+    return inTransaction(ctx, work);
+  }
+  const touched = takeTouchedResources(ctx.em);
+  if (touched?.size && ctx.calendar) {
+    await ctx.calendar.bump(touched).catch((error) => ctx.logger.warn('could not bump calendar versions', { error: String(error) }));
   }
   return result;
 }

@@ -68,6 +68,10 @@ export const metrics = {
   rejections: counter('booking_rejected_requests_total', 'Answers 409, 412 and 429 (REST, GraphQL, WebSocket upgrades), by status and error code', ['status', 'code']),
   mailFailures: counter('booking_mail_failures_total', 'Failed mail attempts; final="true" when the mail was given up (FAILED)', ['final']),
   transactionRetries: counter('booking_transaction_retries_total', 'Transactions run again after a deadlock or serialization failure, by SQLSTATE', ['code']),
+  ormTransactionFallbacks: counter(
+    'booking_orm_transaction_fallbacks_total',
+    'Booking writes run again in an ORM transaction (neighbouring slots to announce, expired holds to release, a slot claimed meanwhile)',
+  ),
 };
 
 /** Counts an answer that refused the request for a reason clients handle (conflict, taken slot, rate limit). */

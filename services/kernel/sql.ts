@@ -1,12 +1,15 @@
 import { createHash } from 'node:crypto';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Knex } from '@mikro-orm/knex';
+import pg from 'pg';
 import type { Config } from './config.js';
 
 /** What runs a statement: the request's (or transaction's) EntityManager, and whether named statements are on. */
 export interface SqlContext {
   em: EntityManager;
   config: Pick<Config, 'databasePool'>;
+  /** A transaction of inSqlTransaction: its statements run on its connection, BEGIN and COMMIT sent with them. */
+  sqlTransaction?: SqlTransaction;
 }
 
 /**
@@ -29,8 +32,21 @@ export interface SqlContext {
  * An array value is one parameter (a PostgreSQL array: `= any(?::uuid[])`),
  * not a list.
  */
-export async function sql<T extends object = Record<string, unknown>>(ctx: SqlContext, text: string, params: readonly unknown[] = []): Promise<T[]> {
+export async function sql<T extends object = Record<string, unknown>>(
+  ctx: SqlContext,
+  text: string,
+  params: readonly unknown[] = [],
+  options: { commit?: boolean } = {},
+): Promise<T[]> {
   const em = ctx.em;
+  if (ctx.sqlTransaction) {
+    const statement = statementOf(text, params.length);
+    try {
+      return await ctx.sqlTransaction.run<T>(statement, params, ctx.config.databasePool.preparedStatements, options.commit ?? false);
+    } catch (error) {
+      throw em.getDriver().convertException(explained(error as Error));
+    }
+  }
   // Straight to the pooled pg client (the transaction's, if any): knex's query builder and runner cost as much
   // gateway CPU per booking as the statements' own round trips.
   const client = (em.getTransactionContext<Knex.Transaction>() ?? em.getKnex()).client as unknown as PooledClient;
@@ -40,16 +56,147 @@ export async function sql<T extends object = Record<string, unknown>>(ctx: SqlCo
     const query = ctx.config.databasePool.preparedStatements ? { name: statement.name, text: statement.text, values: params } : { text: statement.text, values: params };
     return (await connection.query<T>(query)).rows;
   } catch (error) {
-    const code = (error as { code?: string }).code;
-    if (code === '26000' || code === '42P05') {
-      // "prepared statement … does not exist / already exists": a pooler shares server connections between clients.
-      (error as Error).message += ' (behind PgBouncer in transaction mode before 1.21, set DATABASE_PREPARED_STATEMENTS=false)';
-    }
     // The same exception classes (with code and constraint) as em.execute throws.
-    throw em.getDriver().convertException(error as Error);
+    throw em.getDriver().convertException(explained(error as Error));
   } finally {
     await client.releaseConnection(connection);
   }
+}
+
+function explained(error: Error): Error {
+  const code = (error as { code?: string }).code;
+  if (code === '26000' || code === '42P05') {
+    // "prepared statement … does not exist / already exists": a pooler shares server connections between clients.
+    error.message += ' (behind PgBouncer in transaction mode before 1.21, set DATABASE_PREPARED_STATEMENTS=false)';
+  }
+  return error;
+}
+
+/**
+ * Runs `work` in a transaction whose statements are all sent through
+ * `sql()` on one pooled connection, without the ORM: BEGIN travels with the
+ * first statement and COMMIT with the statement `sql()` is told is the last
+ * (`{ commit: true }`), in the same write and under one Sync. A booking's
+ * transaction thus costs no round trip of its own, and the row locks its
+ * last statement takes are released the moment that statement ends, not a
+ * round trip through a busy gateway later. If `work` returns without such
+ * a statement, COMMIT is sent then; if it throws, ROLLBACK.
+ *
+ * The EntityManager of `tx` is the caller's, outside the transaction: `work`
+ * may read through it, but every write must be a `sql()` statement.
+ */
+export async function inSqlTransaction<C extends SqlContext, T>(ctx: C, work: (tx: C) => Promise<T>): Promise<T> {
+  const client = ctx.em.getKnex().client as unknown as PooledClient;
+  const connection = (await client.acquireConnection()) as unknown as PgConnection;
+  const transaction = new SqlTransaction(connection);
+  try {
+    const value = await work({ ...ctx, sqlTransaction: transaction });
+    await transaction.end('COMMIT');
+    return value;
+  } catch (error) {
+    await transaction.end('ROLLBACK').catch(() => {
+      // The connection is unusable (it was lost): knex's pool must not hand it out again.
+      (connection as { __knex__disposed?: unknown }).__knex__disposed = error;
+      connection.end().catch(() => undefined);
+    });
+    throw error;
+  } finally {
+    await client.releaseConnection(connection);
+  }
+}
+
+interface PgConnection {
+  query(query: pg.Query): unknown;
+  query(text: string): Promise<unknown>;
+  end(): Promise<void>;
+}
+
+/** One transaction of inSqlTransaction: nothing sent yet, open, or ended (by a pipelined COMMIT, or a failure). */
+export class SqlTransaction {
+  private state: 'new' | 'open' | 'committed' | 'failed' = 'new';
+
+  constructor(private readonly connection: PgConnection) {}
+
+  /** Whether the transaction has committed already (with a statement run `{ commit: true }`). */
+  get committed(): boolean {
+    return this.state === 'committed';
+  }
+
+  async run<T>(statement: Statement, params: readonly unknown[], prepared: boolean, commit: boolean): Promise<T[]> {
+    if (this.state === 'committed' || this.state === 'failed') {
+      throw new Error(`sql: the transaction has ${this.state === 'committed' ? 'committed' : 'failed'}; no statement can follow: ${statement.text.slice(0, 120)}`);
+    }
+    const begin = this.state === 'new';
+    // Until the answer says otherwise, the transaction may have begun (and may hold locks): a failure ends it with ROLLBACK.
+    this.state = 'failed';
+    const results = await new Promise<pg.QueryResult | pg.QueryResult[]>((resolve, reject) => {
+      const query = new PipelinedQuery(
+        { ...(prepared ? { name: statement.name } : {}), text: statement.text, values: params as unknown[], callback: (error: Error | null, result: never) => (error ? reject(error) : resolve(result)) },
+        begin,
+        commit,
+      );
+      this.connection.query(query);
+    });
+    this.state = commit ? 'committed' : 'open';
+    // BEGIN, the statement and COMMIT each answer a result of their own.
+    const result = Array.isArray(results) ? results[begin ? 1 : 0]! : results;
+    return result.rows as T[];
+  }
+
+  /** Ends the transaction if it is still open (a failed one with ROLLBACK whatever was asked). */
+  async end(command: 'COMMIT' | 'ROLLBACK'): Promise<void> {
+    if (this.state === 'new' || this.state === 'committed') return;
+    const failed = this.state === 'failed';
+    this.state = failed || command === 'ROLLBACK' ? 'failed' : 'committed';
+    await this.connection.query(failed ? 'ROLLBACK' : command);
+  }
+}
+
+/**
+ * A statement of the extended protocol with BEGIN before it and/or COMMIT
+ * after it, all written at once and closed by one Sync. When the statement
+ * fails, PostgreSQL skips the COMMIT (everything up to the Sync) and the
+ * transaction waits, aborted, for the ROLLBACK the caller sends.
+ */
+class PipelinedQuery extends pg.Query {
+  constructor(
+    config: pg.QueryConfig & { callback: (error: Error | null, result: never) => void },
+    private readonly begin: boolean,
+    private readonly commit: boolean,
+  ) {
+    super(config);
+  }
+
+  requiresPreparation(): boolean {
+    return true;
+  }
+
+  prepare(connection: ProtocolConnection): void {
+    if (this.begin) unnamed(connection, 'BEGIN');
+    (pg.Query.prototype as unknown as { prepare(connection: ProtocolConnection): void }).prepare.call(this, connection);
+  }
+
+  /** Called by prepare after the statement's Bind and Describe: its Execute, the COMMIT, the Sync. */
+  _getRows(connection: ProtocolConnection, rows: number | undefined): void {
+    connection.execute({ portal: '', rows });
+    if (this.commit) unnamed(connection, 'COMMIT');
+    connection.sync();
+  }
+}
+
+/** pg's protocol writer as far as it is used here. */
+interface ProtocolConnection {
+  parse(message: { text: string; name: string; types: unknown[] }): void;
+  bind(message: { statement: string; portal: string; values: unknown[] }): void;
+  execute(message: { portal: string; rows?: number }): void;
+  sync(): void;
+}
+
+/** An unnamed statement without parameters or rows (BEGIN, COMMIT): Parse, Bind, Execute. */
+function unnamed(connection: ProtocolConnection, text: string): void {
+  connection.parse({ text, name: '', types: [] });
+  connection.bind({ statement: '', portal: '', values: [] });
+  connection.execute({ portal: '' });
 }
 
 /** knex's client as far as it is used here: its pool (or, in a transaction, the transaction's one connection). */
