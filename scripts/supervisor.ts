@@ -13,6 +13,7 @@
  */
 import { type ChildProcess, fork } from 'node:child_process';
 import cluster from 'node:cluster';
+import { setPriority } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { loadConfigOrExit } from '../services/kernel/config.js';
 import { createLogger } from '../services/kernel/logger.js';
@@ -61,8 +62,25 @@ const slots: Slot[] = [
     startedAt: 0,
     quickDeaths: 0,
   })),
-  { name: 'worker', start: () => fork(entry('worker/main'), { stdio: 'inherit' }), startedAt: 0, quickDeaths: 0 },
+  { name: 'worker', start: () => lowerPriority(fork(entry('worker/main'), { stdio: 'inherit' })), startedAt: 0, quickDeaths: 0 },
 ];
+
+/**
+ * The worker's work (mail, the CRM feed, hold expiry) may wait a moment, a
+ * booking's answer may not: where gateways and worker share the CPU, the
+ * worker runs at a lower priority (WORKER_NICE), so a burst of bookings is
+ * answered first and its mail sent right after.
+ */
+function lowerPriority(child: ChildProcess): ChildProcess {
+  if (config.workerNice > 0 && child.pid !== undefined) {
+    try {
+      setPriority(child.pid, config.workerNice);
+    } catch (error) {
+      logger.warn('could not lower the worker priority', { nice: config.workerNice, error: (error as Error).message });
+    }
+  }
+  return child;
+}
 
 let stopping = false;
 let exitCode = 0;

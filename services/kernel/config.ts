@@ -54,6 +54,7 @@ const schema = z.object({
   DATABASE_IDLE_IN_TRANSACTION_TIMEOUT_MS: z.coerce.number().int().min(0).default(DEFAULT_DATABASE_POOL.idleInTransactionTimeoutMs),
   DATABASE_PREPARED_STATEMENTS: flag.default('true'),
   GATEWAY_PROCESSES: z.coerce.number().int().min(1).max(256).default(() => availableParallelism()),
+  WORKER_NICE: z.coerce.number().int().min(0).max(19).default(10),
   REDIS_URL: urlWithProtocol(['redis:', 'rediss:']).default('redis://127.0.0.1:6379'),
   REDIS_CLUSTER_NODES: clusterNodes.optional(),
   QUEUE_PREFIX: z
@@ -119,6 +120,8 @@ export type Config = {
   port: number;
   /** Gateway processes `npm start` runs, sharing `port` through node:cluster. */
   gatewayProcesses: number;
+  /** The niceness `npm start` gives its worker process: on a shared machine, requests go before mail. */
+  workerNice: number;
   databaseUrl: string;
   /** A connection straight to PostgreSQL (not through PgBouncer) for the relay's LISTEN, the migration lock and migrations; DATABASE_URL when unset. */
   directDatabaseUrl: string;
@@ -216,6 +219,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   const config: Config = {
     port: v.PORT,
     gatewayProcesses: v.GATEWAY_PROCESSES,
+    workerNice: v.WORKER_NICE,
     databaseUrl: v.DATABASE_URL,
     directDatabaseUrl: v.DIRECT_DATABASE_URL ?? v.DATABASE_URL,
     createDatabaseIfMissing: v.DB_CREATE_IF_MISSING ?? !production,

@@ -138,8 +138,8 @@ export class SqlTransaction {
       this.connection.query(query);
     });
     this.state = commit ? 'committed' : 'open';
-    // BEGIN, the statement and COMMIT each answer a result of their own.
-    const result = Array.isArray(results) ? results[begin ? 1 : 0]! : results;
+    // BEGIN, SET LOCAL, the statement and COMMIT each answer a result of their own.
+    const result = Array.isArray(results) ? results[begin ? LEADING_STATEMENTS : 0]! : results;
     return result.rows as T[];
   }
 
@@ -151,6 +151,9 @@ export class SqlTransaction {
     await this.connection.query(failed ? 'ROLLBACK' : command);
   }
 }
+
+/** What PipelinedQuery sends before a transaction's first statement: BEGIN and SET LOCAL. */
+const LEADING_STATEMENTS = 2;
 
 /**
  * A statement of the extended protocol with BEGIN before it and/or COMMIT
@@ -172,7 +175,13 @@ class PipelinedQuery extends pg.Query {
   }
 
   prepare(connection: ProtocolConnection): void {
-    if (this.begin) unnamed(connection, 'BEGIN');
+    if (this.begin) {
+      unnamed(connection, 'BEGIN');
+      // The statements of these transactions find rows by key: their generic plan serves every call. Left to itself,
+      // PostgreSQL planned most of them afresh on every call (a custom plan looked cheaper), which cost as much
+      // database time as running them. A table's plans are made again when it is analyzed (see table-statistics.ts).
+      unnamed(connection, 'SET LOCAL plan_cache_mode = force_generic_plan');
+    }
     (pg.Query.prototype as unknown as { prepare(connection: ProtocolConnection): void }).prepare.call(this, connection);
   }
 

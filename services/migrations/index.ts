@@ -8,6 +8,7 @@ import { Migration20261123020000_Hardening as M4 } from './Migration202611230200
 import { Migration20261123050000_ListPages as M5 } from './Migration20261123050000_ListPages.js';
 import { Migration20261123070000_CustomerLookups as M6 } from './Migration20261123070000_CustomerLookups.js';
 import { Migration20261123073000_HotAppointmentUpdates as M7 } from './Migration20261123073000_HotAppointmentUpdates.js';
+import { Migration20261123100000_HoldIndexes as M8 } from './Migration20261123100000_HoldIndexes.js';
 
 export const MIGRATIONS: MigrationObject[] = [
   { name: 'Migration20261121215704_Initial', class: M0 },
@@ -18,4 +19,5 @@ export const MIGRATIONS: MigrationObject[] = [
   { name: 'Migration20261123050000_ListPages', class: M5 },
   { name: 'Migration20261123070000_CustomerLookups', class: M6 },
   { name: 'Migration20261123073000_HotAppointmentUpdates', class: M7 },
+  { name: 'Migration20261123100000_HoldIndexes', class: M8 },
 ];

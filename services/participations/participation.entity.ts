@@ -22,7 +22,11 @@ export const OCCUPYING_STATES: readonly ParticipationState[] = ['RESERVED', 'REQ
   expression: `create unique index "participation_customer_once_unique" on "participation" ("appointment_id", "customer_id") where "customer_id" is not null and "state" in ('RESERVED', 'REQUESTED', 'BOOKED')`,
 })
 @Index({ properties: ['appointment', 'state'] })
-@Index({ properties: ['state', 'expiresAt'] })
+// Live holds only, per appointment and expiry (see Migration20261123100000_HoldIndexes).
+@Index({
+  name: 'participation_hold_expiry_index',
+  expression: `create index "participation_hold_expiry_index" on "participation" ("appointment_id", "expires_at") where "state" = 'RESERVED'`,
+})
 export class Participation {
   @PrimaryKey({ type: 'uuid' })
   id: string = newId();
