@@ -134,6 +134,9 @@ function startService(env: Record<string, string>): Service {
 // What `npm start` does first on a fresh clone; a no-op when dist/ is up to date. Done once here so the tests time only the processes.
 beforeAll(() => runNode(['scripts/build.mjs', '--if-stale'], 170_000), 180_000);
 
+/** A process's niceness (field 19 of /proc/<pid>/stat; the command name in parentheses may hold spaces). */
+const niceness = (pid: number) => Number(readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ')[16]);
+
 describe('npm start: compiled supervisor with GATEWAY_PROCESSES=2 and a worker', () => {
   let database: Awaited<ReturnType<typeof isolatedDatabase>>;
   let mailDir: string;
@@ -172,6 +175,9 @@ describe('npm start: compiled supervisor with GATEWAY_PROCESSES=2 and a worker',
     // The cluster hands connections round-robin; a dozen cannot all go to one process.
     expect(await answeringPids(port)).toEqual(new Set(gatewayPids()));
     expect(logged('starting', 'supervisor')[0]).toMatchObject({ gateways: 2, workers: 1 });
+    // The worker runs at a lower priority (WORKER_NICE, 10 by default), the gateways at the supervisor's.
+    expect(niceness(workerPids()[0]!)).toBe(10);
+    for (const pid of gatewayPids()) expect(niceness(pid)).toBe(niceness(supervisor.pid!));
     // The worker answers its health port (WORKER_HEALTH_PORT=0: a free one, logged).
     await until('the worker health port', () => logged('worker health listening', 'worker').length === 1);
     const healthPort = logged('worker health listening', 'worker')[0]!.port!;

@@ -3,7 +3,7 @@ import { UniqueConstraintViolationException } from '@mikro-orm/core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEFAULT_DATABASE_POOL } from '../../services/kernel/config.js';
 import { initOrm, type Orm } from '../../services/kernel/orm.js';
-import { sql, statementName } from '../../services/kernel/sql.js';
+import { inSqlTransaction, sql, statementName } from '../../services/kernel/sql.js';
 import { TEST_DATABASE_URL } from '../support/env.js';
 
 const TABLE = `sql_helper_${process.pid}`;
@@ -77,5 +77,76 @@ describe('kernel/sql: hot statements with bound values, prepared once per connec
     expect(statementName('select 1')).toBe(statementName('select 1'));
     expect(statementName('select 1')).not.toBe(statementName('select 2'));
     expect(statementName('select 1')).toMatch(/^s[A-Za-z0-9_-]{22}$/);
+  });
+  describe('inSqlTransaction: BEGIN and COMMIT travel with the statements', () => {
+    const ctxOf = (config = named) => ({ em: orm.em.fork(), config });
+    const ids = async (from: number, to: number) =>
+      (await sql<{ id: number }>(ctxOf(), `select id from ${TABLE} where id between ? and ? order by id`, [from, to])).map((r) => r.id);
+    const backend = (ctx: Parameters<typeof sql>[0]) => sql<{ pid: number }>(ctx, `select pg_backend_pid() as pid`).then((rows) => rows[0]!.pid);
+
+    for (const [label, config] of [
+      ['named statements', named],
+      ['unnamed statements (DATABASE_PREPARED_STATEMENTS=false)', unnamed],
+    ] as const) {
+      it(`runs every statement in one transaction on one connection and commits at the end (${label})`, async () => {
+        const base = config === named ? 100 : 200;
+        await inSqlTransaction(ctxOf(config), async (tx) => {
+          const first = await backend(tx);
+          await sql(tx, `insert into ${TABLE} (id, name) values (?, ?)`, [base + 1, 'a']);
+          // Another connection does not see it before the commit.
+          expect(await ids(base, base + 9)).toEqual([]);
+          await sql(tx, `insert into ${TABLE} (id, name) values (?, ?)`, [base + 2, 'b']);
+          expect(await backend(tx)).toBe(first);
+          const [state] = await sql<{ open: boolean }>(tx, `select now() = statement_timestamp() as open`);
+          // Inside a transaction now() stays at its start.
+          expect(state!.open).toBe(false);
+        });
+        expect(await ids(base, base + 9)).toEqual([base + 1, base + 2]);
+      });
+
+      it(`commits with the statement told it is the last: its writes are seen, and its locks gone, before the work ends (${label})`, async () => {
+        const base = config === named ? 110 : 210;
+        await sql(ctxOf(), `insert into ${TABLE} (id, name) values (?, ?)`, [base, 'locked']);
+        await inSqlTransaction(ctxOf(config), async (tx) => {
+          await sql(tx, `select id from ${TABLE} where id = ? for update`, [base]);
+          await sql(tx, `update ${TABLE} set name = ? where id = ?`, ['committed', base], { commit: true });
+          // Another connection updates the row at once: no lock is held any more, and the update is there.
+          const [row] = await sql<{ name: string }>(ctxOf(), `update ${TABLE} set name = name || '!' where id = ? returning name`, [base]);
+          expect(row!.name).toBe('committed!');
+          await expect(sql(tx, `select 1`)).rejects.toThrow('the transaction has committed');
+        });
+      });
+
+      it(`rolls back when the work throws, and when the committing statement fails, and the connection serves on (${label})`, async () => {
+        const base = config === named ? 120 : 220;
+        await expect(
+          inSqlTransaction(ctxOf(config), async (tx) => {
+            await sql(tx, `insert into ${TABLE} (id, name) values (?, ?)`, [base + 1, 'thrown']);
+            throw new Error('changed my mind');
+          }),
+        ).rejects.toThrow('changed my mind');
+        const failed = await inSqlTransaction(ctxOf(config), async (tx) => {
+          await sql(tx, `insert into ${TABLE} (id, name) values (?, ?)`, [base + 2, 'first']);
+          // Fails: the COMMIT sent with it is skipped, the whole transaction rolls back.
+          await sql(tx, `insert into ${TABLE} (id, name) values (?, ?)`, [base + 2, 'duplicate'], { commit: true });
+        }).catch((error: unknown) => error);
+        expect(failed).toBeInstanceOf(UniqueConstraintViolationException);
+        expect(await ids(base, base + 9)).toEqual([]);
+        // The pool (of two) still works on both connections, outside any transaction.
+        for (let i = 0; i < 4; i++) {
+          await inSqlTransaction(ctxOf(config), async (tx) => {
+            await sql(tx, `insert into ${TABLE} (id, name) values (?, ?)`, [base + 3 + i, 'after'], { commit: true });
+          });
+        }
+        expect(await ids(base, base + 9)).toEqual([base + 3, base + 4, base + 5, base + 6]);
+      });
+    }
+
+    it('a failure in the first statement (sent with BEGIN) leaves nothing behind', async () => {
+      const error = await inSqlTransaction(ctxOf(), (tx) => sql(tx, `select 1 / ?::int as n`, [0])).catch((e: unknown) => e);
+      expect(error).toMatchObject({ code: '22012' });
+      const [row] = await sql<{ n: number }>(ctxOf(), `select 1 as n`);
+      expect(row!.n).toBe(1);
+    });
   });
 });
