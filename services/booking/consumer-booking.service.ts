@@ -14,8 +14,7 @@ import type { EffectiveChannel } from '../resources/booking-channel.service.js';
 import { type ConsumerCustomer, consumerLock, findOrCreateConsumer } from './consumer.js';
 import { bookingScope, instantOf, type ScopeResource, uuidField } from './booking-request.js';
 import { compilePattern, DEFAULT_TIME_FORMAT } from './date-pattern.js';
-import { type AdvisoryLock, claimAndGive, completeHold, findHeldLot, type LotRow, slotTaken } from './place-claim.js';
-import { sql } from '../kernel/sql.js';
+import { claimAndGive, completeHold, findHeldLot, type LotRow, slotTaken } from './place-claim.js';
 import { appointmentOf, type HeldPlace, slotOf } from './reserve.service.js';
 import { metrics } from '../kernel/metrics.js';
 
@@ -89,9 +88,10 @@ export async function createAppointmentWithConsumer(
   async function bookInTransaction(tx: Context): Promise<ConsumerBookingResult> {
     const resourceIds = scope.resources.map((r) => r.id);
     // The consumer's lock (per CRM and e-mail, see consumer.ts) comes first on every path, before the slot's
-    // appointment may be inserted; a completion takes it with its read of the hold (one round trip for both).
+    // appointment may be inserted: a completion takes it with its read of the hold, a booking without hold
+    // with its read of the timeslot (one round trip for both).
     const lock = consumerLock(scope.main.crm.id, input.email);
-    const held = input.placeholder_id ? await findHeldLot(tx, input.placeholder_id, resourceIds, lock) : await takeLock(tx, lock);
+    const held = input.placeholder_id ? await findHeldLot(tx, input.placeholder_id, resourceIds, lock) : null;
     // Customers belong to a provider: with resources of several providers, the appointment decides which.
     // Looked up once the place is known to be there, so a refusal costs no lookup.
     const consumers = new Map<string, ConsumerCustomer>();
@@ -122,7 +122,17 @@ export async function createAppointmentWithConsumer(
       // That statement has committed (inSqlTransaction), having written nothing: the claim needs a new transaction.
       if (tx.sqlTransaction) throw new RetryInOrmTransaction('the hold is gone');
     }
-    const request = { scope, uuid: input.timeslot_uuid, uuidKind: 'timeslot' as const, from, to, product: requested, holderWithoutHold: Boolean(input.placeholder_id) };
+    const request = {
+      scope,
+      uuid: input.timeslot_uuid,
+      uuidKind: 'timeslot' as const,
+      from,
+      to,
+      product: requested,
+      holderWithoutHold: Boolean(input.placeholder_id),
+      // Taken already with the hold's read.
+      lockFirst: input.placeholder_id ? undefined : lock,
+    };
     const { claim, count, place } = await claimAndGive(tx, request, async ({ lot, resource }) => {
       const { channel } = scope.channelOf(resource);
       const customer = await consumerOf(resource);
@@ -191,12 +201,6 @@ const consumerFor = (ctx: Context, resource: ScopeResource, input: BookingInput)
     { crmId: resource.crm.id, providerId: resource.provider.id, crmLanguage: resource.crm.language },
     { email: input.email, firstName: input.firstname, lastName: input.lastname, mobile: input.mobile ?? null, locale: input.locale ?? null },
   );
-
-/** Takes a transaction-scoped advisory lock on its own; answers null (no hold was read with it). */
-async function takeLock(ctx: Context, lock: AdvisoryLock): Promise<null> {
-  await sql(ctx, `select ${lock.sql}`, lock.params);
-  return null;
-}
 
 /** On RESOURCE_EXCLUSIVE only the provider's accepted customers may book (matched by customer or e-mail). */
 async function assertAcceptedOnExclusiveChannel(ctx: Context, channel: EffectiveChannel, customer: ConsumerCustomer): Promise<void> {

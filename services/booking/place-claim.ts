@@ -75,6 +75,12 @@ export interface ClaimRequest {
    * means the slot [from, to) of the resource's timeslots.
    */
   holderWithoutHold?: boolean;
+  /**
+   * A lock the caller needs before anything is written (the consumer's, see
+   * consumer.ts), taken by the claim's first read in the same statement
+   * (one round trip for both); cleared once taken.
+   */
+  lockFirst?: AdvisoryLock;
 }
 
 export interface Claim {
@@ -168,11 +174,24 @@ function busyWindow(request: ClaimRequest): [Date, Date] {
 }
 
 async function findTimeslot(ctx: Context, request: ClaimRequest, resourceIds: string[]): Promise<TimeslotRow | undefined> {
-  const rows = await sql<TimeslotRow>(ctx, `${TIMESLOT_SELECT} where t.id = ? and t.resource_id in (${resourceIds.map(() => '?').join(',')})
-       and r.deleted_at is null and not r.archived for share of r, t`,
-    [...timeslotSelectParams(request), request.uuid, ...resourceIds],
-  );
-  return rows[0] && readTimeslot(rows[0]);
+  const select = `${TIMESLOT_SELECT} where t.id = ? and t.resource_id in (${resourceIds.map(() => '?').join(',')})
+       and r.deleted_at is null and not r.archived for share of r, t`;
+  const params = [...timeslotSelectParams(request), request.uuid, ...resourceIds];
+  const lock = request.lockFirst;
+  request.lockFirst = undefined;
+  const row = lock ? await selectAfterLock<TimeslotRow>(ctx, lock, select, params) : (await sql<TimeslotRow>(ctx, select, params))[0];
+  return row ? readTimeslot(row) : undefined;
+}
+
+/**
+ * Takes a transaction-scoped advisory lock and runs `select` (one row at
+ * most) in the same statement. A select without FROM answers exactly one
+ * row, so the lock is taken whether or not a row is found; the row comes
+ * as JSON (timestamps as ISO text).
+ */
+async function selectAfterLock<T>(ctx: Context, lock: AdvisoryLock, select: string, params: unknown[]): Promise<T | null> {
+  const [result] = await sql<{ row: T | null }>(ctx, `select ${lock.sql} is null as locked, (select row_to_json(x) from (${select}) x) as row`, [...lock.params, ...params]);
+  return result?.row ?? null;
 }
 
 /** An appointment of the resources (their rows shared against delete/archive); null when there is none. Its places are counted by givePlace, under its lock. */
@@ -203,10 +222,7 @@ export async function findHeldLot(
         and r.deleted_at is null and not r.archived
       for share of r`;
   const params = [placeholderId, ...resourceIds];
-  // A select without FROM answers exactly one row, so the lock is taken whether or not a hold is found.
-  const row = lockFirst
-    ? (await sql<{ held: LotRow & { hold_id: string } | null }>(ctx, `select ${lockFirst.sql} is null as locked, (select row_to_json(h) from (${select}) h) as held`, [...lockFirst.params, ...params]))[0]?.held
-    : (await sql<LotRow & { hold_id: string }>(ctx, select, params))[0];
+  const row = lockFirst ? await selectAfterLock<LotRow & { hold_id: string }>(ctx, lockFirst, select, params) : (await sql<LotRow & { hold_id: string }>(ctx, select, params))[0];
   if (!row) return null;
   const { hold_id: holdId, ...lot } = readLot(row);
   return { lot, holdId };
