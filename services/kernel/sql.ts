@@ -117,11 +117,6 @@ export class SqlTransaction {
 
   constructor(private readonly connection: PgConnection) {}
 
-  /** Whether the transaction has committed already (with a statement run `{ commit: true }`). */
-  get committed(): boolean {
-    return this.state === 'committed';
-  }
-
   async run<T>(statement: Statement, params: readonly unknown[], prepared: boolean, commit: boolean): Promise<T[]> {
     if (this.state === 'committed' || this.state === 'failed') {
       throw new Error(`sql: the transaction has ${this.state === 'committed' ? 'committed' : 'failed'}; no statement can follow: ${statement.text.slice(0, 120)}`);
@@ -160,6 +155,10 @@ const LEADING_STATEMENTS = 2;
  * after it, all written at once and closed by one Sync. When the statement
  * fails, PostgreSQL skips the COMMIT (everything up to the Sync) and the
  * transaction waits, aborted, for the ROLLBACK the caller sends.
+ *
+ * It overrides two methods of pg's Query (`prepare`, `_getRows`) that are
+ * not part of pg's documented API: `pg` is pinned to an exact version in
+ * package.json, and test/integration/sql.test.ts covers this class.
  */
 class PipelinedQuery extends pg.Query {
   constructor(
