@@ -176,13 +176,10 @@ function catalogueGuard(rows: ScopeResourceRow[]): ScopeGuard {
   const versions = new Map(rows.map((row) => [row.provider_id, String(row.catalogue_version)]));
   const guard: ScopeGuard = {
     confirmed: false,
-    // Unnamed, so planned with every transaction: a lookup by primary key, compared here.
-    text: `select provider_id, version from provider_catalogue where provider_id = any(?::uuid[])`,
-    params: [`{${[...versions.keys()].join(',')}}`],
-    holds: (result) => {
-      const now = new Map(result.map((row) => [String(row.provider_id), String(row.version)]));
-      return (guard.confirmed = [...versions].every(([provider, version]) => (now.get(provider) ?? '0') === version));
-    },
+    text: `select count(*)::int as changed from unnest(?::uuid[], ?::bigint[]) as x(provider_id, version)
+             left join provider_catalogue v on v.provider_id = x.provider_id where coalesce(v.version, 0) <> x.version`,
+    params: [`{${[...versions.keys()].join(',')}}`, `{${[...versions.values()].join(',')}}`],
+    holds: (result) => (guard.confirmed = Number(result[0]?.changed) === 0),
     error: () => new StaleScope(),
   };
   return guard;
