@@ -12,7 +12,7 @@ import { emailAddress, parseInput, requiredText } from '../kernel/validation.js'
 import type { OutboxDraft } from '../outbox/outbox.service.js';
 import type { EffectiveChannel } from '../resources/booking-channel.service.js';
 import { type ConsumerCustomer, consumerLock, findOrCreateConsumer } from './consumer.js';
-import { type BookingScope, instantOf, type ScopeResource, uuidField, withBookingScope } from './booking-request.js';
+import { bookingScope, instantOf, type ScopeResource, uuidField } from './booking-request.js';
 import { compilePattern, DEFAULT_TIME_FORMAT } from './date-pattern.js';
 import { claimAndGive, completeHold, findHeldLot, type LotRow, slotTaken } from './place-claim.js';
 import { appointmentOf, type HeldPlace, slotOf } from './reserve.service.js';
@@ -65,100 +65,92 @@ export async function createAppointmentWithConsumer(
 ): Promise<ConsumerBookingResult> {
   await limitPublic(ctx, 'booking', ref);
   const parsed = parseInput(bookingInput, raw);
-  // Counted once per request, also when the scope is read again (see withBookingScope).
-  let emailCounted = false;
-  const booked = await withBookingScope(ctx, ref, query.extraRefs, parsed.channelKey ?? query.channelKey, bookWithScope);
+  const scope = await bookingScope(ctx, ref, query.extraRefs, parsed.channelKey ?? query.channelKey);
+  // National numbers (0170 …) are read in the provider's country; stored as E.164.
+  const country = phoneCountryOfZone(scope.main.provider.timeZone);
+  const input = { ...parsed, mobile: parsed.mobile == null ? null : normalisePhoneNumber(parsed.mobile, country, 'mobile') };
+  const from = instantOf(input.start, scope.main, 'start');
+  const to = instantOf(input.end, scope.main, 'end');
+  if (to <= from) throw validationError('end must be after start');
+  // Checked before booking: a bad pattern must be a 400 that books nothing.
+  const formatTime = compilePattern(query.timeFormat ?? DEFAULT_TIME_FORMAT, scope.main.provider.timeZone, input.locale, 'timeFormat');
+  const requested = scope.productByUuid(input.product_uuid);
+  // Counted once the booking is otherwise acceptable: a throw-away address cannot book without end, a typo does not use up the budget.
+  await limitEmail(ctx, input.email);
+  const booked = await inLeanTransaction(ctx, bookInTransaction).catch((error: unknown) => {
+    // The database refused a second place of the same customer in the appointment.
+    if ((error as { constraint?: string } | null)?.constraint === 'participation_customer_once_unique') throw alreadyParticipating();
+    throw error;
+  });
   metrics.bookings.inc({ state: booked.participation.state });
   return booked;
 
-  async function bookWithScope(scope: BookingScope): Promise<ConsumerBookingResult> {
-    // National numbers (0170 …) are read in the provider's country; stored as E.164.
-    const country = phoneCountryOfZone(scope.main.provider.timeZone);
-    const input = { ...parsed, mobile: parsed.mobile == null ? null : normalisePhoneNumber(parsed.mobile, country, 'mobile') };
-    const from = instantOf(input.start, scope.main, 'start');
-    const to = instantOf(input.end, scope.main, 'end');
-    if (to <= from) throw validationError('end must be after start');
-    // Checked before booking: a bad pattern must be a 400 that books nothing.
-    const formatTime = compilePattern(query.timeFormat ?? DEFAULT_TIME_FORMAT, scope.main.provider.timeZone, input.locale, 'timeFormat');
-    const requested = scope.productByUuid(input.product_uuid);
-    // Counted once the booking is otherwise acceptable: a throw-away address cannot book without end, a typo does not use up the budget.
-    if (!emailCounted) {
-      await limitEmail(ctx, input.email);
-      emailCounted = true;
-    }
-    return inLeanTransaction(ctx, bookInTransaction, scope.guard).catch((error: unknown) => {
-      // The database refused a second place of the same customer in the appointment.
-      if ((error as { constraint?: string } | null)?.constraint === 'participation_customer_once_unique') throw alreadyParticipating();
-      throw error;
-    });
-
-    async function bookInTransaction(tx: Context): Promise<ConsumerBookingResult> {
-      const resourceIds = scope.resources.map((r) => r.id);
-      // The consumer's lock (per CRM and e-mail, see consumer.ts) comes first on every path, before the slot's
-      // appointment may be inserted: a completion takes it with its read of the hold, a booking without hold
-      // with its read of the timeslot (one round trip for both).
-      const lock = consumerLock(scope.main.crm.id, input.email);
-      const held = input.placeholder_id ? await findHeldLot(tx, input.placeholder_id, resourceIds, lock) : null;
-      // Customers belong to a provider: with resources of several providers, the appointment decides which.
-      // Looked up once the place is known to be there, so a refusal costs no lookup.
-      const consumers = new Map<string, ConsumerCustomer>();
-      const consumerOf = async (resource: ScopeResource) => {
-        let customer = consumers.get(resource.provider.id);
-        if (!customer) consumers.set(resource.provider.id, (customer = await consumerFor(tx, resource, input)));
-        return customer;
-      };
-      if (held) {
-        const { lot } = held;
-        if (lot.id !== input.timeslot_uuid && lot.timeslot_id !== input.timeslot_uuid) {
-          throw validationError('timeslot_uuid must name the reserved appointment or its timeslot');
-        }
-        if (lot.start.getTime() !== from.getTime() || lot.end.getTime() !== to.getTime()) {
-          throw validationError('start and end must be those of the reserved appointment');
-        }
-        // A hold does not outlive its appointment: once it is cancelled, archived or has begun, it cannot be completed.
-        if (lot.state !== 'ACTIVE' || lot.archived || lot.start <= tx.clock.now()) throw slotTaken();
-        const resource = scope.resources.find((r) => r.id === lot.resource_id)!;
-        const { channel } = scope.channelOf(resource);
-        const customer = await consumerOf(resource);
-        await assertAcceptedOnExclusiveChannel(tx, channel, customer);
-        const place = placeOf(channel, customer, input);
-        const participation = { id: held.holdId, placeholderId: input.placeholder_id!, state: place.state, messages: place.messages };
-        const count = await completeHold(tx, lot, held.holdId, place, bookingOutbox(tx, lot, participation, input.message ?? null, true), customer.writes);
-        // A hold that went (expired and given way, or removed) between our read and our update is claimed afresh below.
-        if (count.given) return { participation, lot, resource, product: scope.productById(lot.product_id), capacityLeft: count.capacity - count.taken - 1, formatTime };
-        // That statement has committed (inSqlTransaction), having written nothing: the claim needs a new transaction.
-        if (tx.sqlTransaction) throw new RetryInOrmTransaction('the hold is gone');
+  async function bookInTransaction(tx: Context): Promise<ConsumerBookingResult> {
+    const resourceIds = scope.resources.map((r) => r.id);
+    // The consumer's lock (per CRM and e-mail, see consumer.ts) comes first on every path, before the slot's
+    // appointment may be inserted: a completion takes it with its read of the hold, a booking without hold
+    // with its read of the timeslot (one round trip for both).
+    const lock = consumerLock(scope.main.crm.id, input.email);
+    const held = input.placeholder_id ? await findHeldLot(tx, input.placeholder_id, resourceIds, lock) : null;
+    // Customers belong to a provider: with resources of several providers, the appointment decides which.
+    // Looked up once the place is known to be there, so a refusal costs no lookup.
+    const consumers = new Map<string, ConsumerCustomer>();
+    const consumerOf = async (resource: ScopeResource) => {
+      let customer = consumers.get(resource.provider.id);
+      if (!customer) consumers.set(resource.provider.id, (customer = await consumerFor(tx, resource, input)));
+      return customer;
+    };
+    if (held) {
+      const { lot } = held;
+      if (lot.id !== input.timeslot_uuid && lot.timeslot_id !== input.timeslot_uuid) {
+        throw validationError('timeslot_uuid must name the reserved appointment or its timeslot');
       }
-      const request = {
-        scope,
-        uuid: input.timeslot_uuid,
-        uuidKind: 'timeslot' as const,
-        from,
-        to,
-        product: requested,
-        holderWithoutHold: Boolean(input.placeholder_id),
-        // Taken already with the hold's read.
-        lockFirst: input.placeholder_id ? undefined : lock,
-      };
-      const { claim, count, place } = await claimAndGive(tx, request, async ({ lot, resource }) => {
-        const { channel } = scope.channelOf(resource);
-        const customer = await consumerOf(resource);
-        await assertAcceptedOnExclusiveChannel(tx, channel, customer);
-        const fields = placeOf(channel, customer, input);
-        const participation = { id: newId(), placeholderId: newId(), state: fields.state, messages: fields.messages };
-        return {
-          participation,
-          row: { ...fields, ...participation, expiresAt: null },
-          outbox: bookingOutbox(tx, lot, participation, input.message ?? null, false),
-          ahead: customer.writes,
-        };
-      });
-      if (!count.given) throw slotTaken();
-      const { lot, resource } = claim;
-      // The slot's first booking may close its neighbours (lead and follow-up time): announced with it.
-      if (claim.created && scope.hasBlockedTime(resource)) await announceSlotsAroundClaim(tx, slotOf(lot));
-      return { participation: place.participation, lot, resource, product: scope.productById(lot.product_id), capacityLeft: count.capacity - count.taken - 1, formatTime };
+      if (lot.start.getTime() !== from.getTime() || lot.end.getTime() !== to.getTime()) {
+        throw validationError('start and end must be those of the reserved appointment');
+      }
+      // A hold does not outlive its appointment: once it is cancelled, archived or has begun, it cannot be completed.
+      if (lot.state !== 'ACTIVE' || lot.archived || lot.start <= tx.clock.now()) throw slotTaken();
+      const resource = scope.resources.find((r) => r.id === lot.resource_id)!;
+      const { channel } = scope.channelOf(resource);
+      const customer = await consumerOf(resource);
+      await assertAcceptedOnExclusiveChannel(tx, channel, customer);
+      const place = placeOf(channel, customer, input);
+      const participation = { id: held.holdId, placeholderId: input.placeholder_id!, state: place.state, messages: place.messages };
+      const count = await completeHold(tx, lot, held.holdId, place, bookingOutbox(tx, lot, participation, input.message ?? null, true), customer.writes);
+      // A hold that went (expired and given way, or removed) between our read and our update is claimed afresh below.
+      if (count.given) return { participation, lot, resource, product: scope.productById(lot.product_id), capacityLeft: count.capacity - count.taken - 1, formatTime };
+      // That statement has committed (inSqlTransaction), having written nothing: the claim needs a new transaction.
+      if (tx.sqlTransaction) throw new RetryInOrmTransaction('the hold is gone');
     }
+    const request = {
+      scope,
+      uuid: input.timeslot_uuid,
+      uuidKind: 'timeslot' as const,
+      from,
+      to,
+      product: requested,
+      holderWithoutHold: Boolean(input.placeholder_id),
+      // Taken already with the hold's read.
+      lockFirst: input.placeholder_id ? undefined : lock,
+    };
+    const { claim, count, place } = await claimAndGive(tx, request, async ({ lot, resource }) => {
+      const { channel } = scope.channelOf(resource);
+      const customer = await consumerOf(resource);
+      await assertAcceptedOnExclusiveChannel(tx, channel, customer);
+      const fields = placeOf(channel, customer, input);
+      const participation = { id: newId(), placeholderId: newId(), state: fields.state, messages: fields.messages };
+      return {
+        participation,
+        row: { ...fields, ...participation, expiresAt: null },
+        outbox: bookingOutbox(tx, lot, participation, input.message ?? null, false),
+        ahead: customer.writes,
+      };
+    });
+    if (!count.given) throw slotTaken();
+    const { lot, resource } = claim;
+    // The slot's first booking may close its neighbours (lead and follow-up time): announced with it.
+    if (claim.created && scope.hasBlockedTime(resource)) await announceSlotsAroundClaim(tx, slotOf(lot));
+    return { participation: place.participation, lot, resource, product: scope.productById(lot.product_id), capacityLeft: count.capacity - count.taken - 1, formatTime };
   }
 }
 

@@ -9,7 +9,7 @@ import { QUEUES } from '../kernel/jobs.js';
 import { appointmentChangeDraft } from '../live/appointment-events.js';
 import { parseInput } from '../kernel/validation.js';
 import type { ParticipationState } from '../participations/participation.entity.js';
-import { type ScopeProduct, type ScopeResource, utcInstantOf, uuidField, withBookingScope } from './booking-request.js';
+import { bookingScope, type ScopeProduct, type ScopeResource, utcInstantOf, uuidField } from './booking-request.js';
 import { claimAndGive, type LotRow, slotTaken } from './place-claim.js';
 import { metrics } from '../kernel/metrics.js';
 
@@ -49,35 +49,34 @@ export async function reserveAppointment(
 ): Promise<ReserveResult> {
   await limitPublic(ctx, 'reserve', ref);
   const input = parseInput(reserveInput, raw);
-  const reserved = await withBookingScope(ctx, ref, query.extraRefs, query.channelKey, async (scope) => {
-    const from = utcInstantOf(input.from, 'from');
-    const to = utcInstantOf(input.to, 'to');
-    if (to <= from) throw validationError('to must be after from');
-    const requested = scope.productByUuid(input.product_uuid);
-    return inLeanTransaction(ctx, async (tx) => {
-      const request = { scope, uuid: (input.appointment_uuid ?? input.timeslot_uuid)!, uuidKind: input.appointment_uuid ? ('appointment' as const) : ('timeslot' as const), from, to, product: requested };
-      const { claim, count, place } = await claimAndGive(tx, request, async ({ lot, resource }) => {
-        await assertHoldCap(tx, resource.id);
-        const participation = { id: newId(), placeholderId: newId(), state: 'RESERVED' as const, messages: null };
-        const expiresAt = new Date(tx.clock.now().getTime() + tx.config.holdMs);
-        return {
-          participation,
-          row: { ...participation, customerId: null, expiresAt, channelKey: scope.channelKey, locale: null, clientIp: tx.limits ? tx.clientIp : null },
-          // Events first: the relay hands rows on in id order.
-          outbox: [
-            claimedSlotEvent(slotOf(lot)),
-            appointmentChangeDraft(tx, 'PARTICIPATION_ADDED', appointmentOf(lot), { ...participation, reference: participation.id }),
-            { kind: 'job' as const, topic: QUEUES.holdExpiry, payload: { participationId: participation.id }, runAt: expiresAt },
-          ],
-        };
-      });
-      if (!count.given) throw slotTaken();
-      const { lot, resource } = claim;
-      // The slot's first booking may close its neighbours (lead and follow-up time): announced with it.
-      if (claim.created && scope.hasBlockedTime(resource)) await announceSlotsAroundClaim(tx, slotOf(lot));
-      const capacityLeft = count.capacity - count.taken - 1;
-      return { participation: place.participation, lot: { ...lot, capacity: count.capacity }, resource, product: scope.productById(lot.product_id), capacityLeft };
-    }, scope.guard);
+  const scope = await bookingScope(ctx, ref, query.extraRefs, query.channelKey);
+  const from = utcInstantOf(input.from, 'from');
+  const to = utcInstantOf(input.to, 'to');
+  if (to <= from) throw validationError('to must be after from');
+  const requested = scope.productByUuid(input.product_uuid);
+  const reserved = await inLeanTransaction(ctx, async (tx) => {
+    const request = { scope, uuid: (input.appointment_uuid ?? input.timeslot_uuid)!, uuidKind: input.appointment_uuid ? ('appointment' as const) : ('timeslot' as const), from, to, product: requested };
+    const { claim, count, place } = await claimAndGive(tx, request, async ({ lot, resource }) => {
+      await assertHoldCap(tx, resource.id);
+      const participation = { id: newId(), placeholderId: newId(), state: 'RESERVED' as const, messages: null };
+      const expiresAt = new Date(tx.clock.now().getTime() + tx.config.holdMs);
+      return {
+        participation,
+        row: { ...participation, customerId: null, expiresAt, channelKey: scope.channelKey, locale: null, clientIp: tx.limits ? tx.clientIp : null },
+        // Events first: the relay hands rows on in id order.
+        outbox: [
+          claimedSlotEvent(slotOf(lot)),
+          appointmentChangeDraft(tx, 'PARTICIPATION_ADDED', appointmentOf(lot), { ...participation, reference: participation.id }),
+          { kind: 'job' as const, topic: QUEUES.holdExpiry, payload: { participationId: participation.id }, runAt: expiresAt },
+        ],
+      };
+    });
+    if (!count.given) throw slotTaken();
+    const { lot, resource } = claim;
+    // The slot's first booking may close its neighbours (lead and follow-up time): announced with it.
+    if (claim.created && scope.hasBlockedTime(resource)) await announceSlotsAroundClaim(tx, slotOf(lot));
+    const capacityLeft = count.capacity - count.taken - 1;
+    return { participation: place.participation, lot: { ...lot, capacity: count.capacity }, resource, product: scope.productById(lot.product_id), capacityLeft };
   });
   metrics.holdsCreated.inc();
   return reserved;

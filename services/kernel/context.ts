@@ -9,7 +9,7 @@ import type { CalendarVersions } from './calendar-version.js';
 import type { Logger } from './logger.js';
 import type { PublicLimiter } from './rate-limits.js';
 import { metrics } from './metrics.js';
-import { inSqlTransaction, type SqlGuard, type SqlTransaction } from './sql.js';
+import { inSqlTransaction, type SqlTransaction } from './sql.js';
 
 /** Who is acting: an authenticated CRM, an anonymous consumer, or the service itself (worker, admin tool). */
 export type Actor = { kind: 'crm'; crmId: string } | { kind: 'public' } | { kind: 'system'; name: string };
@@ -126,14 +126,13 @@ export class RetryInOrmTransaction extends Error {
  * failure or deadlock like inTransaction; the change counters of the
  * resources whose capacity it changed move after the commit. When `work`
  * throws RetryInOrmTransaction, the whole write runs again in inTransaction.
- * A `guard` travels with BEGIN (see SqlGuard).
  */
-export async function inLeanTransaction<T>(ctx: Context, work: (tx: Context) => Promise<T>, guard?: SqlGuard): Promise<T> {
+export async function inLeanTransaction<T>(ctx: Context, work: (tx: Context) => Promise<T>): Promise<T> {
   // Inside a caller's transaction (or another lean one), the statements belong to it.
   if (ctx.em.isInTransaction() || ctx.sqlTransaction) return inTransaction(ctx, work);
   let result: T;
   try {
-    result = await retryingConflicts(ctx, () => inSqlTransaction(ctx, work, guard));
+    result = await retryingConflicts(ctx, () => inSqlTransaction(ctx, work));
   } catch (error) {
     if (!(error instanceof RetryInOrmTransaction)) throw error;
     ctx.logger.debug('write continues in an ORM transaction', { reason: error.message });

@@ -85,10 +85,10 @@ function explained(error: Error): Error {
  * The EntityManager of `tx` is the caller's, outside the transaction: `work`
  * may read through it, but every write must be a `sql()` statement.
  */
-export async function inSqlTransaction<C extends SqlContext, T>(ctx: C, work: (tx: C) => Promise<T>, guard?: SqlGuard): Promise<T> {
+export async function inSqlTransaction<C extends SqlContext, T>(ctx: C, work: (tx: C) => Promise<T>): Promise<T> {
   const client = ctx.em.getKnex().client as unknown as PooledClient;
   const connection = (await client.acquireConnection()) as unknown as PgConnection;
-  const transaction = new SqlTransaction(connection, guard);
+  const transaction = new SqlTransaction(connection);
   try {
     const value = await work({ ...ctx, sqlTransaction: transaction });
     await transaction.end('COMMIT');
@@ -105,21 +105,6 @@ export async function inSqlTransaction<C extends SqlContext, T>(ctx: C, work: (t
   }
 }
 
-/**
- * A check that travels with BEGIN, before the transaction's first
- * statement (unnamed, with its values): when `holds` says no for its rows,
- * that first statement's caller gets `error()` and the transaction rolls
- * back. The first statement must not write (it has run when the check is
- * read).
- */
-export interface SqlGuard {
-  text: string;
-  /** As PostgreSQL reads them from text (an array as `{a,b}`). */
-  params: (string | null)[];
-  holds(rows: Record<string, unknown>[]): boolean;
-  error(): Error;
-}
-
 interface PgConnection {
   query(query: pg.Query): unknown;
   query(text: string): Promise<unknown>;
@@ -130,32 +115,26 @@ interface PgConnection {
 export class SqlTransaction {
   private state: 'new' | 'open' | 'committed' | 'failed' = 'new';
 
-  constructor(
-    private readonly connection: PgConnection,
-    private readonly guard?: SqlGuard,
-  ) {}
+  constructor(private readonly connection: PgConnection) {}
 
   async run<T>(statement: Statement, params: readonly unknown[], prepared: boolean, commit: boolean): Promise<T[]> {
     if (this.state === 'committed' || this.state === 'failed') {
       throw new Error(`sql: the transaction has ${this.state === 'committed' ? 'committed' : 'failed'}; no statement can follow: ${statement.text.slice(0, 120)}`);
     }
     const begin = this.state === 'new';
-    const guard = begin ? this.guard : undefined;
-    if (guard && commit) throw new Error(`sql: a guarded transaction cannot commit with its first statement: ${statement.text.slice(0, 120)}`);
     // Until the answer says otherwise, the transaction may have begun (and may hold locks): a failure ends it with ROLLBACK.
     this.state = 'failed';
     const results = await new Promise<pg.QueryResult | pg.QueryResult[]>((resolve, reject) => {
       const query = new PipelinedQuery(
         { ...(prepared ? { name: statement.name } : {}), text: statement.text, values: params as unknown[], callback: (error: Error | null, result: never) => (error ? reject(error) : resolve(result)) },
-        { begin, guard, commit },
+        begin,
+        commit,
       );
       this.connection.query(query);
     });
     this.state = commit ? 'committed' : 'open';
-    // BEGIN, SET LOCAL, the guard, the statement and COMMIT each answer a result of their own.
-    const leading = begin ? LEADING_STATEMENTS + (guard ? 1 : 0) : 0;
-    const result = Array.isArray(results) ? results[leading]! : results;
-    if (guard && !guard.holds((results as pg.QueryResult[])[LEADING_STATEMENTS]!.rows)) throw guard.error();
+    // BEGIN, SET LOCAL, the statement and COMMIT each answer a result of their own.
+    const result = Array.isArray(results) ? results[begin ? LEADING_STATEMENTS : 0]! : results;
     return result.rows as T[];
   }
 
@@ -168,7 +147,7 @@ export class SqlTransaction {
   }
 }
 
-/** What PipelinedQuery sends before a transaction's first statement: BEGIN and SET LOCAL (and a guard, when there is one). */
+/** What PipelinedQuery sends before a transaction's first statement: BEGIN and SET LOCAL. */
 const LEADING_STATEMENTS = 2;
 
 /**
@@ -184,7 +163,8 @@ const LEADING_STATEMENTS = 2;
 class PipelinedQuery extends pg.Query {
   constructor(
     config: pg.QueryConfig & { callback: (error: Error | null, result: never) => void },
-    private readonly around: { begin: boolean; guard?: SqlGuard; commit: boolean },
+    private readonly begin: boolean,
+    private readonly commit: boolean,
   ) {
     super(config);
   }
@@ -194,14 +174,12 @@ class PipelinedQuery extends pg.Query {
   }
 
   prepare(connection: ProtocolConnection): void {
-    if (this.around.begin) {
+    if (this.begin) {
       unnamed(connection, 'BEGIN');
       // The statements of these transactions find rows by key: their generic plan serves every call. Left to itself,
       // PostgreSQL planned most of them afresh on every call (a custom plan looked cheaper), which cost as much
       // database time as running them. A table's plans are made again when it is analyzed (see table-statistics.ts).
       unnamed(connection, 'SET LOCAL plan_cache_mode = force_generic_plan');
-      const guard = this.around.guard;
-      if (guard) unnamed(connection, statementOf(guard.text, guard.params.length).text, guard.params, true);
     }
     (pg.Query.prototype as unknown as { prepare(connection: ProtocolConnection): void }).prepare.call(this, connection);
   }
@@ -209,7 +187,7 @@ class PipelinedQuery extends pg.Query {
   /** Called by prepare after the statement's Bind and Describe: its Execute, the COMMIT, the Sync. */
   _getRows(connection: ProtocolConnection, rows: number | undefined): void {
     connection.execute({ portal: '', rows });
-    if (this.around.commit) unnamed(connection, 'COMMIT');
+    if (this.commit) unnamed(connection, 'COMMIT');
     connection.sync();
   }
 }
@@ -217,17 +195,15 @@ class PipelinedQuery extends pg.Query {
 /** pg's protocol writer as far as it is used here. */
 interface ProtocolConnection {
   parse(message: { text: string; name: string; types: unknown[] }): void;
-  bind(message: { statement: string; portal: string; values: (string | null)[] }): void;
-  describe(message: { type: 'P'; name: string }): void;
+  bind(message: { statement: string; portal: string; values: unknown[] }): void;
   execute(message: { portal: string; rows?: number }): void;
   sync(): void;
 }
 
-/** An unnamed statement (BEGIN, COMMIT, a guard): Parse, Bind, Execute, and Describe when its rows are wanted. */
-function unnamed(connection: ProtocolConnection, text: string, values: (string | null)[] = [], rows = false): void {
+/** An unnamed statement without parameters or rows (BEGIN, COMMIT): Parse, Bind, Execute. */
+function unnamed(connection: ProtocolConnection, text: string): void {
   connection.parse({ text, name: '', types: [] });
-  connection.bind({ statement: '', portal: '', values });
-  if (rows) connection.describe({ type: 'P', name: '' });
+  connection.bind({ statement: '', portal: '', values: [] });
   connection.execute({ portal: '' });
 }
 
