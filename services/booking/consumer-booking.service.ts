@@ -143,7 +143,7 @@ export async function createAppointmentWithConsumer(
         participation,
         row: { ...fields, ...participation, expiresAt: null },
         outbox: bookingOutbox(tx, lot, participation, input.message ?? null, false),
-        ahead: customer.writes,
+        writes: customer.writes,
       };
     });
     if (!count.given) throw slotTaken();

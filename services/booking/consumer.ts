@@ -1,7 +1,7 @@
 import type { Context } from '../kernel/context.js';
 import { sql } from '../kernel/sql.js';
 import { newId } from '../kernel/ids.js';
-import { type AdvisoryLock, PLACED, type WritesAhead } from './place-claim.js';
+import { type AdvisoryLock, PLACED, type WritesWithPlace } from './place-claim.js';
 
 export interface ConsumerData {
   email: string;
@@ -23,7 +23,7 @@ export interface ConsumerCustomer {
   id: string;
   email: string | null;
   /** What still has to be written for this user and customer: sent with (and guarded by) the statement that writes the place. */
-  writes: WritesAhead;
+  writes: WritesWithPlace;
 }
 
 interface UserRow {

@@ -378,17 +378,17 @@ const OUTBOX_INSERT = (changed: string, capacityLeft: string) => `
  * (inSqlTransaction). Foreign keys are checked at the end of the statement,
  * so a participation may name a customer written beside it.
  */
-export interface WritesAhead {
+export interface WritesWithPlace {
   statements: string[];
   params: unknown[];
 }
-export const NO_WRITES: WritesAhead = { statements: [], params: [] };
-/** Where a write of WritesAhead says "only if the place was written". */
+export const NO_WRITES: WritesWithPlace = { statements: [], params: [] };
+/** Where a write of WritesWithPlace says "only if the place was written". */
 export const PLACED = '{placed}';
 
 /** The writes as CTEs (each followed by a comma), guarded by the rows of CTE `placed`. */
-const writesAfter = (ahead: WritesAhead, placed: string) =>
-  ahead.statements.map((statement, i) => `w${i} as (${statement.replaceAll(PLACED, `exists (select 1 from ${placed})`)} returning 1), `).join('');
+const writesAfter = (writes: WritesWithPlace, placed: string) =>
+  writes.statements.map((statement, i) => `w${i} as (${statement.replaceAll(PLACED, `exists (select 1 from ${placed})`)} returning 1), `).join('');
 
 const draftsJson = (drafts: OutboxDraft[]) => JSON.stringify(drafts.map((d) => ({ kind: d.kind, topic: d.topic, payload: d.payload, run_at: d.runAt ?? null })));
 
@@ -407,14 +407,14 @@ async function givePlace(
   ctx: Context,
   lot: LotRow,
   row: { id: string; placeholderId: string; state: string; customerId: string | null; expiresAt: Date | null; channelKey: string; locale: string | null; messages: string[] | null; clientIp?: string | null },
-  options: { created: boolean; outbox: OutboxDraft[]; ahead?: WritesAhead; insert?: SqlPart },
+  options: { created: boolean; outbox: OutboxDraft[]; writes?: WritesWithPlace; insert?: SqlPart },
 ): Promise<PlaceCount | null> {
   const now = ctx.clock.now();
-  // Written only with the place (see WritesAhead): sent again with a second attempt.
-  const writes = options.ahead ?? NO_WRITES;
+  // Written only with the place (see WritesWithPlace): sent again with a second attempt.
+  const writes = options.writes ?? NO_WRITES;
   let insert = options.insert;
   // In an inSqlTransaction this is the booking's last statement: COMMIT goes with it, and the appointment's lock
-  // is released the moment it ends. A refusal has written nothing (see WritesAhead) and commits nothing.
+  // is released the moment it ends. A refusal has written nothing (see WritesWithPlace) and commits nothing.
   const commit = Boolean(ctx.sqlTransaction);
   const attempt = async () => {
     // Sent with the first attempt only (a second one follows only on an existing appointment).
@@ -473,11 +473,11 @@ async function givePlace(
   return count;
 }
 
-/** A place as givePlace gives it: the participation row, its outbox rows and the writes sent ahead. */
+/** A place as givePlace gives it: the participation row, its outbox rows and the writes that go with it. */
 export interface PlaceRequest {
   row: Parameters<typeof givePlace>[2];
   outbox: OutboxDraft[];
-  ahead?: WritesAhead;
+  writes?: WritesWithPlace;
 }
 
 /** How often a slot is claimed afresh after another first booking made its appointment between our read and our insert. */
@@ -500,7 +500,7 @@ export async function claimAndGive<P extends PlaceRequest>(
     // The slot's first booking may close its neighbours: the caller announces them after the place, through the ORM.
     if (ctx.sqlTransaction && claim.created && request.scope.hasBlockedTime(claim.resource)) throw new RetryInOrmTransaction('neighbours to announce');
     const place = await prepare(claim);
-    const count = await givePlace(ctx, claim.lot, place.row, { created: claim.created, outbox: place.outbox, ahead: place.ahead, insert: claim.insert });
+    const count = await givePlace(ctx, claim.lot, place.row, { created: claim.created, outbox: place.outbox, writes: place.writes, insert: claim.insert });
     if (count) return { claim, count, place };
     // Another first booking made the slot's appointment; our statement committed nothing. Claimed again in a new transaction.
     if (ctx.sqlTransaction) throw new RetryInOrmTransaction('the slot was claimed meanwhile');
@@ -537,20 +537,20 @@ export async function completeHold(
   holdId: string,
   row: { state: string; customerId: string; channelKey: string; locale: string | null; messages: string[] | null },
   outbox: OutboxDraft[],
-  ahead: WritesAhead = NO_WRITES,
+  writes: WritesWithPlace = NO_WRITES,
 ): Promise<PlaceCount> {
   const now = ctx.clock.now();
   const [count] = await sql<{ taken: number; capacity: number; given: number; version: string }>(ctx, `with u as (
        update participation set customer_id = ?, state = ?, expires_at = null, channel_key = ?, locale = ?, messages = ?::jsonb, updated_at = ?
         where id = ? and state = 'RESERVED' and appointment_id = ?
        returning id
-     ), ${writesAfter(ahead, 'u')}a as (
+     ), ${writesAfter(writes, 'u')}a as (
        select id, capacity, places_taken, accept_bookings from appointment where id = ?
      ), o as (${OUTBOX_INSERT('u', 'case when a.accept_bookings then greatest(a.capacity - a.places_taken, 0) else 0 end')})
      select a.places_taken - 1 as taken, a.capacity, (select count(*) from u)::int as given,
             (extract(epoch from clock_timestamp()) * 1000000)::bigint as version
        from a`,
-    [row.customerId, row.state, row.channelKey, row.locale, row.messages ? JSON.stringify(row.messages) : null, now, holdId, lot.id, ...ahead.params, lot.id, draftsJson(outbox)],
+    [row.customerId, row.state, row.channelKey, row.locale, row.messages ? JSON.stringify(row.messages) : null, now, holdId, lot.id, ...writes.params, lot.id, draftsJson(outbox)],
     // In an inSqlTransaction, the last statement: COMMIT goes with it (a hold that is gone writes nothing).
     { commit: Boolean(ctx.sqlTransaction) },
   );

@@ -100,11 +100,15 @@ export async function inTransaction<T>(ctx: Context, work: (tx: Context) => Prom
   const result = outermost ? await retryingConflicts(ctx, attempt) : await attempt();
   if (touched?.size) {
     if (!outermost) addTouchedResources(ctx.em, touched);
-    else if (ctx.calendar) {
-      await ctx.calendar.bump(touched).catch((error) => ctx.logger.warn('could not bump calendar versions', { error: String(error) }));
-    }
+    else await bumpCalendars(ctx, touched);
   }
   return result;
+}
+
+/** After a commit: moves the change counters of the resources whose capacity it changed (a failure is logged, not thrown). */
+async function bumpCalendars(ctx: Context, touched: Set<string> | undefined): Promise<void> {
+  if (!touched?.size || !ctx.calendar) return;
+  await ctx.calendar.bump(touched).catch((error) => ctx.logger.warn('could not bump calendar versions', { error: String(error) }));
 }
 
 /**
@@ -139,10 +143,7 @@ export async function inLeanTransaction<T>(ctx: Context, work: (tx: Context) => 
     metrics.ormTransactionFallbacks.inc();
     return inTransaction(ctx, work);
   }
-  const touched = takeTouchedResources(ctx.em);
-  if (touched?.size && ctx.calendar) {
-    await ctx.calendar.bump(touched).catch((error) => ctx.logger.warn('could not bump calendar versions', { error: String(error) }));
-  }
+  await bumpCalendars(ctx, takeTouchedResources(ctx.em));
   return result;
 }
 
