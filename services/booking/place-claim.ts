@@ -1,7 +1,7 @@
 import type { Location } from '../kernel/address.js';
 import { type Context, RetryInOrmTransaction } from '../kernel/context.js';
 import { sql } from '../kernel/sql.js';
-import { DomainError, validationError } from '../kernel/errors.js';
+import { DomainError, RetryableRefusal, validationError } from '../kernel/errors.js';
 import { newId } from '../kernel/ids.js';
 import { slotAt } from '../timeslots/slot-grid.js';
 import { announceAppointmentChange } from '../live/appointment-events.js';
@@ -427,7 +427,7 @@ async function givePlace(
         // plan made on a table without statistics once read that whole index for every booking (see table-statistics.ts).
         `l as (select id, capacity, places_taken, accept_bookings, state, archived, start from appointment where id = ? for update),
        a as (select id, capacity, places_taken, accept_bookings from l where state = 'ACTIVE' and not archived and start > ?)`;
-    const [count] = await sql<{ taken: number; capacity: number; given: number; version: string; expired_holds: boolean }>(ctx, `with ${appointment}, p as (
+    const answer = sql<{ taken: number; capacity: number; given: number; version: string; expired_holds: boolean }>(ctx, `with ${appointment}, p as (
          insert into participation (id, crm_id, appointment_id, customer_id, reference, placeholder_id, state, expires_at, channel_key, messages, locale, client_ip, created_at, updated_at)
          select ?, ?, a.id, ?, ?, ?, ?, ?, ?, ?::jsonb, ?, ?, ?, ?
            from a where a.places_taken < a.capacity and (a.accept_bookings or ?::boolean)
@@ -459,6 +459,13 @@ async function givePlace(
       ],
       { commit },
     );
+    const [count] = await answer.catch((error: unknown) => {
+      // Two first bookings of one slot: ours passed ON CONFLICT's check before the other's appointment was there, then
+      // met it in the exclusion constraint, which is not the conflict's arbiter. Run again, the claim joins that
+      // appointment (or, when it was a neighbour's that overlaps, finds the slot taken).
+      if (inserting && (error as { constraint?: string } | null)?.constraint === 'appointment_lot_no_overlap') throw new RetryableRefusal(slotTaken(), '23P01');
+      throw error;
+    });
     // No row: the appointment was cancelled, archived or has begun since it was read (or, inserting, somebody made it first).
     return count ? { given: count.given > 0, taken: count.taken, capacity: count.capacity, version: Number(count.version), expiredHolds: count.expired_holds } : null;
   };

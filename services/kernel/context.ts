@@ -2,7 +2,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import type { CrmIntegration } from '../crm/crm-integration.entity.js';
 import type { Clock } from './clock.js';
 import type { Config } from './config.js';
-import { DomainError } from './errors.js';
+import { DomainError, RetryableRefusal } from './errors.js';
 import { newId } from './ids.js';
 import { addTouchedResources, notifyOutboxIfWritten, takeTouchedResources } from '../outbox/outbox.service.js';
 import type { CalendarVersions } from './calendar-version.js';
@@ -149,11 +149,18 @@ export async function inLeanTransaction<T>(ctx: Context, work: (tx: Context) => 
 
 /** SQLSTATEs after which running the whole transaction again is safe and likely to succeed. */
 const RETRYABLE = new Set(['40001', '40P01']);
+
+/** The SQLSTATE a failure is retried and counted under (a serialization failure, a deadlock, a RetryableRefusal); null for any other. */
+function conflictCode(error: unknown): string | null {
+  if (error instanceof RetryableRefusal) return error.sqlState;
+  const code = (error as { code?: unknown } | null)?.code;
+  return typeof code === 'string' && RETRYABLE.has(code) ? code : null;
+}
 const MAX_ATTEMPTS = 4;
 
 /**
- * Runs a transaction again after a serialization failure or a deadlock,
- * with a random back-off that grows per attempt, so colliding writers
+ * Runs a transaction again after a serialization failure, a deadlock or a
+ * RetryableRefusal, with a random back-off that grows per attempt, so colliding writers
  * spread out instead of colliding again; the last failure is rethrown.
  */
 export async function retryingConflicts<T>(ctx: Pick<Context, 'logger'>, attempt: () => Promise<T>): Promise<T> {
@@ -161,8 +168,8 @@ export async function retryingConflicts<T>(ctx: Pick<Context, 'logger'>, attempt
     try {
       return await attempt();
     } catch (error) {
-      const code = (error as { code?: unknown } | null)?.code;
-      if (n >= MAX_ATTEMPTS || typeof code !== 'string' || !RETRYABLE.has(code)) throw error;
+      const code = conflictCode(error);
+      if (n >= MAX_ATTEMPTS || !code) throw error;
       ctx.logger.debug('transaction retried after a conflict', { code, attempt: n });
       metrics.transactionRetries.inc({ code });
       await new Promise((resolve) => setTimeout(resolve, Math.random() * 10 * 2 ** n));

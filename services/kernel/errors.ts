@@ -46,6 +46,21 @@ export class DomainError extends Error {
 }
 
 export const validationError = (message: string) => new DomainError('VALIDATION_FAILED', message);
+
+/**
+ * A refusal that a transaction committed by someone else while ours ran
+ * caused, and that a fresh transaction may not meet: retryingConflicts runs
+ * the whole transaction again (counted under `sqlState`); if it persists,
+ * the caller gets `refusal`.
+ */
+export class RetryableRefusal extends DomainError {
+  constructor(
+    refusal: DomainError,
+    readonly sqlState: string,
+  ) {
+    super(refusal.code, refusal.message, refusal.restCode);
+  }
+}
 export const notFound = (what: string, reference?: string) =>
   new DomainError('NOT_FOUND', reference === undefined ? `${what} not found` : `${what} not found: ${reference}`);
 

@@ -1,6 +1,9 @@
+import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { metrics } from '../../services/kernel/metrics.js';
 import { setupBookable } from '../support/booking-fixtures.js';
-import { addResource, providerPath, sql } from '../support/booking-flow.js';
+import { addResource, consumerBody, providerPath, sql } from '../support/booking-flow.js';
+import { TEST_DATABASE_URL } from '../support/env.js';
 import { startTestApp, type TestApp } from '../support/harness.js';
 import { enc } from '../support/offerings-fixtures.js';
 
@@ -94,4 +97,47 @@ describe('races closed at the database', () => {
       expect(holds.length).toBe(timeslots.length === 1 && reserve.status === 200 ? 1 : 0);
     }
   });
+
+  it('a first booking whose appointment meets one committed meanwhile in the exclusion constraint runs again on a fresh read', async () => {
+    const f = await setupBookable(app, { capacity: 2, raster: 30, slots: 4, startInDays: 40 });
+    const booked = await app.anonymous.post(`/resources/${f.resourceUuid}/create_appointment_with_consumer`, consumerBody(f));
+    expect(booked.status, booked.text).toBe(201);
+    // Another transaction inserts an appointment over the third slot (10:05–10:35) and does not commit yet: the
+    // booking's read cannot see it, and its insert waits for it in the exclusion constraint.
+    const third = { start: new Date(Date.parse(f.slot.from) + 60 * 60_000).toISOString(), end: new Date(Date.parse(f.slot.from) + 90 * 60_000).toISOString() };
+    const other = new pg.Client({ connectionString: TEST_DATABASE_URL });
+    await other.connect();
+    const retries = async () => (await metrics.transactionRetries.get()).values.find((v) => v.labels.code === '23P01')?.value ?? 0;
+    const before = await retries();
+    try {
+      await other.query('begin');
+      await other.query(
+        `insert into appointment (id, crm_id, provider_id, resource_id, product_id, timeslot_id, reference, start, "end", capacity, accept_bookings, archived, state, created_at)
+         select gen_random_uuid(), crm_id, provider_id, resource_id, product_id, timeslot_id, 'raced-' || id, $2::timestamptz + interval '5 minutes', $3::timestamptz + interval '5 minutes',
+                capacity, accept_bookings, false, 'ACTIVE', now()
+           from appointment where timeslot_id = $1 limit 1`,
+        [f.timeslotUuid, third.start, third.end],
+      );
+      const booking = app.anonymous.post(`/resources/${f.resourceUuid}/create_appointment_with_consumer`, consumerBody(f, third));
+      await waitFor(async () => (await sql<{ n: number }>(app, `select count(*)::int as n from pg_locks where not granted`))[0]!.n > 0);
+      await other.query('commit');
+      const answer = await booking;
+      // Run again, the claim reads the appointment that now blocks the slot and refuses it as taken (not a 500, no second appointment).
+      expect(answer.status, answer.text).toBe(412);
+      expect(answer.body.errors[0].errorCode).toBe('201');
+      expect(await retries()).toBe(before + 1);
+      const overlapping = await sql(app, `select id from appointment where timeslot_id = ? and start < ? and "end" > ?`, [f.timeslotUuid, third.end, third.start]);
+      expect(overlapping).toHaveLength(1);
+    } finally {
+      await other.end();
+    }
+  });
 });
+
+async function waitFor(check: () => Promise<boolean>, timeoutMs = 10_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error('the condition did not come true in time');
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+}
