@@ -2,7 +2,7 @@ import { performance } from 'node:perf_hooks';
 import type pg from 'pg';
 import { bookDirectly, nextConsumerEmail } from '../lib/booking.js';
 import { type Api, describeFailure } from '../lib/http.js';
-import { round, tally } from '../lib/stats.js';
+import { percentile, round, tally } from '../lib/stats.js';
 import type { SeededResource } from '../seed.js';
 import { type Figure, ratioFigure } from './figure.js';
 
@@ -42,6 +42,9 @@ export async function measureP2(api: Api, db: pg.Pool, resource: SeededResource,
       requests: REQUESTS,
       succeeded,
       wallSeconds: round(wall, 2),
+      // When the answers came, from the start of the burst: where the wall time goes.
+      successMs: answerTimes(answers.filter((a) => a.status === 201), started),
+      refusalMs: answerTimes(others, started),
       statuses: tally(answers.map((a) => a.status)),
       otherAnswers: tally(others.map(describeFailure)),
       placesInDatabase: places,
@@ -49,4 +52,10 @@ export async function measureP2(api: Api, db: pg.Pool, resource: SeededResource,
       appointmentsForTheSlot: Number(rows[0]?.appointments ?? 0),
     },
   );
+}
+
+/** First, median and last answer of a group, in ms after `started`. */
+function answerTimes(answers: readonly { at: number }[], started: number) {
+  const times = answers.map((a) => a.at - started);
+  return { first: round(percentile(times, 0) ?? 0, 1), p50: round(percentile(times, 50) ?? 0, 1), last: round(percentile(times, 100) ?? 0, 1) };
 }

@@ -1,7 +1,7 @@
 import { limitEmail, limitPublic } from '../kernel/rate-limits.js';
 import { z } from 'zod';
 import { announceSlotsAroundClaim, claimedSlotEvent } from '../appointments/capacity-events.js';
-import { Customer } from '../customers/customer.entity.js';
+import { sql } from '../kernel/sql.js';
 import { type Context, inLeanTransaction, RetryInOrmTransaction } from '../kernel/context.js';
 import { DomainError, validationError } from '../kernel/errors.js';
 import { newId } from '../kernel/ids.js';
@@ -205,7 +205,10 @@ const consumerFor = (ctx: Context, resource: ScopeResource, input: BookingInput)
 /** On RESOURCE_EXCLUSIVE only the provider's accepted customers may book (matched by customer or e-mail). */
 async function assertAcceptedOnExclusiveChannel(ctx: Context, channel: EffectiveChannel, customer: ConsumerCustomer): Promise<void> {
   if (channel.channelKey !== 'RESOURCE_EXCLUSIVE') return;
-  const accepted = channel.acceptedCustomerIds.length ? await ctx.em.find(Customer, { id: { $in: channel.acceptedCustomerIds }, erasedAt: null }) : [];
+  // Through sql(): in a lean transaction, on its connection (a read through the EntityManager would wait for a second pooled one).
+  const accepted = channel.acceptedCustomerIds.length
+    ? await sql<{ id: string; email: string | null }>(ctx, 'select id, email from customer where id = any(?::uuid[]) and erased_at is null', [channel.acceptedCustomerIds])
+    : [];
   const ok = accepted.some((c) => c.id === customer.id || (c.email && customer.email && c.email.toLowerCase() === customer.email.toLowerCase()));
   if (!ok) throw new DomainError('FORBIDDEN', 'Only customers accepted by the provider can book on this channel');
 }

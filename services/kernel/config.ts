@@ -6,7 +6,7 @@ export const LOG_LEVELS = ['debug', 'info', 'warn', 'error', 'silent'] as const;
 export type LogLevel = (typeof LOG_LEVELS)[number];
 
 /** Pool size and per-connection limits of each process's PostgreSQL pool when nothing is configured. */
-export const DEFAULT_DATABASE_POOL: DatabasePool = { max: 10, statementTimeoutMs: 30_000, idleInTransactionTimeoutMs: 60_000, preparedStatements: true };
+export const DEFAULT_DATABASE_POOL: DatabasePool = { max: 4, statementTimeoutMs: 30_000, idleInTransactionTimeoutMs: 60_000, preparedStatements: true };
 
 const urlWithProtocol = (protocols: string[]) =>
   z.string().refine((value) => {

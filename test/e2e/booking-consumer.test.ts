@@ -14,6 +14,7 @@ import {
   sql,
   upcoming,
 } from '../support/booking-flow.js';
+import { DEFAULT_DATABASE_POOL } from '../../services/kernel/config.js';
 import { startTestApp, type TestApp } from '../support/harness.js';
 import { type ApiClient, unique } from '../support/http.js';
 
@@ -328,7 +329,22 @@ describe('booking flow: POST /resources/:ref/create_appointment_with_consumer', 
   });
 
   it('RESOURCE_EXCLUSIVE takes bookings only from the accepted customers', async () => {
-    const f = await setupBookable(app, { capacity: 5 });
+    await expectExclusiveChannel(app);
+  });
+
+  it('RESOURCE_EXCLUSIVE bookings read on the connection of their transaction: they work with a pool of one connection', async () => {
+    // The accepted customers are read inside the booking's transaction: a read needing a second pooled connection would wait forever here.
+    const small = await startTestApp({ config: { databasePool: { ...DEFAULT_DATABASE_POOL, max: 1 } } });
+    try {
+      await expectExclusiveChannel(small);
+    } finally {
+      await small.close();
+    }
+  });
+
+  async function expectExclusiveChannel(target: TestApp) {
+    const client = target.anonymous;
+    const f = await setupBookable(target, { capacity: 5 });
     const acceptedEmail = `${unique('vip')}@example.com`;
     const customerReference = `customer-${unique()}@test`;
     const customer = await f.api.post(`${providerPath(f)}/customers`, { customerReference, providerReference: f.providerRef, userName: 'Vera Vip', email: acceptedEmail });
@@ -336,17 +352,17 @@ describe('booking flow: POST /resources/:ref/create_appointment_with_consumer', 
     const saved = await setChannel(f, 'RESOURCE_EXCLUSIVE', { acceptedCustomers: [customerReference] });
     expect(saved.body.channel.acceptedCustomers).toEqual([customerReference]);
 
-    const stranger = await book(pub, f, { channelKey: 'RESOURCE_EXCLUSIVE' });
+    const stranger = await book(client, f, { channelKey: 'RESOURCE_EXCLUSIVE' });
     expect(stranger.status).toBe(403);
-    expect(await appointmentsOfTimeslot(app, f.timeslotUuid)).toEqual([]);
-    const accepted = await book(pub, f, { channelKey: 'RESOURCE_EXCLUSIVE', email: acceptedEmail });
+    expect(await appointmentsOfTimeslot(target, f.timeslotUuid)).toEqual([]);
+    const accepted = await book(client, f, { channelKey: 'RESOURCE_EXCLUSIVE', email: acceptedEmail });
     expect(accepted.status).toBe(201);
     // The accepted customer's own record is used, not a second one.
-    const customers = await sql<{ n: string }>(app, 'select count(*) as n from customer where provider_id = (select provider_id from resource where id = ?) and email = ?', [f.resourceUuid, acceptedEmail]);
+    const customers = await sql<{ n: string }>(target, 'select count(*) as n from customer where provider_id = (select provider_id from resource where id = ?) and email = ?', [f.resourceUuid, acceptedEmail]);
     expect(Number(customers[0]!.n)).toBe(1);
     // Public booking of the same resource is unaffected.
-    expect((await book(pub, f)).status).toBe(201);
-  });
+    expect((await book(client, f)).status).toBe(201);
+  }
 
   function bookingBody(f: BookingFixture, body: Record<string, unknown> = {}) {
     return {

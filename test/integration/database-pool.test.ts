@@ -19,9 +19,9 @@ describe('database pool settings (DATABASE_POOL_MAX, DATABASE_*_TIMEOUT_MS)', ()
   afterAll(async () => orm?.close());
 
   it('defaults to 10 connections, 30 s statement and 60 s idle-in-transaction timeouts', () => {
-    expect(DEFAULT_DATABASE_POOL).toEqual({ max: 10, statementTimeoutMs: 30_000, idleInTransactionTimeoutMs: 60_000, preparedStatements: true });
+    expect(DEFAULT_DATABASE_POOL).toEqual({ max: 4, statementTimeoutMs: 30_000, idleInTransactionTimeoutMs: 60_000, preparedStatements: true });
     const options = ormOptions(TEST_DATABASE_URL);
-    expect(options.pool).toMatchObject({ max: 10 });
+    expect(options.pool).toMatchObject({ max: 4 });
     expect(options.driverOptions).toEqual({
       connection: { options: '-c statement_timeout=30000 -c idle_in_transaction_session_timeout=60000' },
     });

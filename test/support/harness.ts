@@ -63,7 +63,7 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
     },
     options.config,
   );
-  const orm = await initOrm(config.databaseUrl, { pool: { min: 0, max: 20 } }, undefined, startupOptions(config));
+  const orm = await initOrm(config.databaseUrl, { pool: { min: 0, max: options.config?.databasePool?.max ?? 20 } }, undefined, startupOptions(config));
   const redis = createRedisClient(config, { name: 'test-gateway' });
   const clock = options.clockAt ? new AnchoredClock(options.clockAt) : new SettableClock();
   const logger = createLogger(config.logLevel);

@@ -20,7 +20,7 @@ describe('loadConfig', () => {
       port: 4000,
       gatewayProcesses: availableParallelism(),
       databaseUrl: 'postgresql://postgres@127.0.0.1:5432/booking',
-      databasePool: { max: 10, statementTimeoutMs: 30_000, idleInTransactionTimeoutMs: 60_000, preparedStatements: true },
+      databasePool: { max: 4, statementTimeoutMs: 30_000, idleInTransactionTimeoutMs: 60_000, preparedStatements: true },
       redisUrl: 'redis://127.0.0.1:6379',
       queuePrefix: 'booking',
       smtpUrl: undefined,
@@ -98,7 +98,7 @@ describe('loadConfig', () => {
 
   it('takes 0 as "off" for both database timeouts', () => {
     expect(loadConfig({ DATABASE_STATEMENT_TIMEOUT_MS: '0', DATABASE_IDLE_IN_TRANSACTION_TIMEOUT_MS: '0' }).databasePool).toEqual({
-      max: 10,
+      max: 4,
       statementTimeoutMs: 0,
       idleInTransactionTimeoutMs: 0,
       preparedStatements: true,
