@@ -149,6 +149,7 @@ export async function inLeanTransaction<T>(ctx: Context, work: (tx: Context) => 
 
 /** SQLSTATEs after which running the whole transaction again is safe and likely to succeed. */
 const RETRYABLE = new Set(['40001', '40P01']);
+const MAX_ATTEMPTS = 4;
 
 /** The SQLSTATE a failure is retried and counted under (a serialization failure, a deadlock, a RetryableRefusal); null for any other. */
 function conflictCode(error: unknown): string | null {
@@ -156,7 +157,6 @@ function conflictCode(error: unknown): string | null {
   const code = (error as { code?: unknown } | null)?.code;
   return typeof code === 'string' && RETRYABLE.has(code) ? code : null;
 }
-const MAX_ATTEMPTS = 4;
 
 /**
  * Runs a transaction again after a serialization failure, a deadlock or a

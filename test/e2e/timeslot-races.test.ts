@@ -6,6 +6,7 @@ import { addResource, consumerBody, providerPath, sql } from '../support/booking
 import { TEST_DATABASE_URL } from '../support/env.js';
 import { startTestApp, type TestApp } from '../support/harness.js';
 import { enc } from '../support/offerings-fixtures.js';
+import { eventually } from '../support/webhook-receiver.js';
 
 /** Races the service's own checks cannot close alone; PostgreSQL decides them (constraint, row lock). */
 describe('races closed at the database', () => {
@@ -118,8 +119,16 @@ describe('races closed at the database', () => {
            from appointment where timeslot_id = $1 limit 1`,
         [f.timeslotUuid, third.start, third.end],
       );
+      const otherPid = (await other.query<{ pid: number }>('select pg_backend_pid() as pid')).rows[0]!.pid;
       const booking = app.anonymous.post(`/resources/${f.resourceUuid}/create_appointment_with_consumer`, consumerBody(f, third));
-      await waitFor(async () => (await sql<{ n: number }>(app, `select count(*)::int as n from pg_locks where not granted`))[0]!.n > 0);
+      // Until a session waits for that transaction (not any lock wait of the cluster: other test files run beside this one).
+      await eventually(
+        async () =>
+          (await sql<{ n: number }>(app, `select count(*)::int as n from pg_locks w join pg_locks h on h.locktype = 'transactionid' and h.transactionid = w.transactionid and h.granted
+              where not w.granted and h.pid = ?`, [otherPid]))[0]!.n > 0,
+        10_000,
+        'the booking to wait for the overlapping insert',
+      );
       await other.query('commit');
       const answer = await booking;
       // Run again, the claim reads the appointment that now blocks the slot and refuses it as taken (not a 500, no second appointment).
@@ -133,11 +142,3 @@ describe('races closed at the database', () => {
     }
   });
 });
-
-async function waitFor(check: () => Promise<boolean>, timeoutMs = 10_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error('the condition did not come true in time');
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-}
