@@ -141,9 +141,7 @@ export async function resolveResourceRows<Row extends ResolvedRow>(ctx: Context,
     if (parts.length === 3 && isUuid(parts[1]!)) full.push([`${parts[0]}@${parts[2]}`, parts[1]!.toLowerCase()]);
   }
   const rows = references.size
-    ? await sql<Row>(ctx, `select r.id, r.crm_id, r.provider_id, r.reference, p.time_zone${columns}
-           from resource r join provider p on p.id = r.provider_id join crm_integration c on c.id = r.crm_id
-          where r.deleted_at is null
+    ? await sql<Row>(ctx, `${resourceRowsSelect(columns)}
             and (r.id = any(?::uuid[]) or r.reference = any(?::text[])
                  ${full.map(() => 'or (r.reference = ? and r.provider_id = ?)').join(' ')})`,
         [uuidArray([...ids]), textArray([...references]), ...full.flat()],
@@ -157,6 +155,16 @@ export async function resolveResourceRows<Row extends ResolvedRow>(ctx: Context,
     if (index === 0 || (row.crm_id === resolved[0]!.crm_id && !resolved.some((r) => r.id === row.id))) resolved.push(row);
   });
   return resolved;
+}
+
+/** The rows resolveResourceRows answers, of resources not deleted; the caller's conditions follow (`and …`). */
+const resourceRowsSelect = (columns: string) => `select r.id, r.crm_id, r.provider_id, r.reference, p.time_zone${columns}
+           from resource r join provider p on p.id = r.provider_id join crm_integration c on c.id = r.crm_id
+          where r.deleted_at is null`;
+
+/** The rows of resolveResourceRows for resources known by id (deleted ones left out), in no particular order. */
+export async function resourceRowsById<Row extends ResolvedRow>(ctx: Context, ids: readonly string[], columns = ''): Promise<Row[]> {
+  return ids.length ? sql<Row>(ctx, `${resourceRowsSelect(columns)} and r.id = any(?::uuid[])`, [uuidArray(ids)]) : [];
 }
 
 /** An extra `ref` as `pick` finds it, or null when it names no resource (unknown, deleted or ambiguous). */

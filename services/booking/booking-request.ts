@@ -38,14 +38,42 @@ interface ScopeResourceRow extends ResolvedRow {
   contact_id: string | null;
   contact_profile_id: string | null;
   crm_language: string;
-  settings: { channel_key: ChannelKey; visible: boolean; booking_process: BookingProcess; product_ids: string[] | null; exclusive_product_ids: string[]; accepted_customer_ids: string[] }[];
+  settings: ChannelSettingsJson[];
   listed: string[];
   products: { id: string; provider_id: string; name: string; min: number | null; max: number | null; lead: number | null; follow: number | null }[];
 }
 
+/** A stored channel setting of a resource as CHANNEL_SETTINGS_COLUMN answers it. */
+export interface ChannelSettingsJson {
+  channel_key: ChannelKey;
+  visible: boolean;
+  booking_process: BookingProcess;
+  product_ids: string[] | null;
+  exclusive_product_ids: string[];
+  accepted_customer_ids: string[];
+}
+
+/** The channel settings of resource `r` as a JSON array of ChannelSettingsJson, for a resource row's select list. */
+export const CHANNEL_SETTINGS_COLUMN = `(select coalesce(json_agg(s), '[]') from (select channel_key, visible, booking_process, product_ids, exclusive_product_ids, accepted_customer_ids
+     from booking_channel_setting where resource_id = r.id) s)`;
+
+/** The settings rows effectiveChannel and channelOffersProduct read, from CHANNEL_SETTINGS_COLUMN's JSON. */
+export const channelRowsOf = (resourceId: string, settings: ChannelSettingsJson[]): BookingChannelSetting[] =>
+  settings.map(
+    (s) =>
+      ({
+        resource: { id: resourceId },
+        channelKey: s.channel_key,
+        visible: s.visible,
+        bookingProcess: s.booking_process,
+        productIds: s.product_ids,
+        exclusiveProductIds: s.exclusive_product_ids,
+        acceptedCustomerIds: s.accepted_customer_ids,
+      }) as BookingChannelSetting,
+  );
+
 const SCOPE_RESOURCE_COLUMNS = `, r.public_name, r.archived, r.address, r.contact_id, r.contact_profile_id, c.language as crm_language,
-  (select coalesce(json_agg(s), '[]') from (select channel_key, visible, booking_process, product_ids, exclusive_product_ids, accepted_customer_ids
-     from booking_channel_setting where resource_id = r.id) s) as settings,
+  ${CHANNEL_SETTINGS_COLUMN} as settings,
   (select coalesce(json_agg(l.product_id), '[]') from resource_product l where l.resource_id = r.id) as listed,
   (select coalesce(json_agg(p), '[]') from (select id, provider_id, name, min_duration as min, max_duration as max,
      lead_time_minutes as lead, follow_up_time_minutes as follow from product where provider_id = r.provider_id) p) as products`;
@@ -128,21 +156,7 @@ function scopeCatalogue(rows: ScopeResourceRow[]) {
   const listed = new Map<string, Set<string>>();
   const byId = new Map<string, ScopeProduct>();
   for (const row of rows) {
-    settings.set(
-      row.id,
-      row.settings.map(
-        (s) =>
-          ({
-            resource: { id: row.id },
-            channelKey: s.channel_key,
-            visible: s.visible,
-            bookingProcess: s.booking_process,
-            productIds: s.product_ids,
-            exclusiveProductIds: s.exclusive_product_ids,
-            acceptedCustomerIds: s.accepted_customer_ids,
-          }) as BookingChannelSetting,
-      ),
-    );
+    settings.set(row.id, channelRowsOf(row.id, row.settings));
     listed.set(row.id, new Set(row.listed));
     for (const p of row.products) {
       byId.set(p.id, { id: p.id, providerId: p.provider_id, name: p.name, minDuration: p.min, maxDuration: p.max, leadTimeMinutes: p.lead, followUpTimeMinutes: p.follow });

@@ -1,16 +1,20 @@
-import { Appointment } from '../appointments/appointment.entity.js';
-import { ContactProfile } from '../contact-profiles/contact-profile.entity.js';
-import { contactChannelFor } from '../contact-profiles/contact-profile.service.js';
+import { CUSTOMER_VISIBLE_CHANNEL_TYPES } from '../contact-profiles/contact-profile.service.js';
 import type { Context } from '../kernel/context.js';
 import { DomainError, notFound, validationError } from '../kernel/errors.js';
 import { isUuid } from '../kernel/ids.js';
 import { limitPublic } from '../kernel/rate-limits.js';
-import type { Product } from '../products/product.entity.js';
-import { channelOffersProduct, channelSettingsOf, effectiveChannel, isExclusiveProduct, parseChannelKey } from '../resources/booking-channel.service.js';
-import type { Resource } from '../resources/resource.entity.js';
-import { Timeslot } from '../timeslots/timeslot.entity.js';
-import { productsOf } from './bookables.service.js';
-import { assertRefCount, resolvePublicResources, scopedTo } from './public-resource.js';
+import { sql } from '../kernel/sql.js';
+import { channelOffersProduct, effectiveChannel, isExclusiveProduct, parseChannelKey } from '../resources/booking-channel.service.js';
+import { type ResolvedRow, resolveResourceRows, resourceRowsById } from './bookables-query.js';
+import { CHANNEL_SETTINGS_COLUMN, type ChannelSettingsJson, channelRowsOf } from './booking-request.js';
+import { assertRefCount } from './public-resource.js';
+
+/**
+ * active_products and public_data read plain rows in two or three queries
+ * (the resources the refs name with everything the answer shows, and the
+ * timeslots or appointments `tslRefs` name), like the rest of the booking
+ * flow: a booking page asks for both on every visit.
+ */
 
 export interface PublicQuery {
   refs: string[];
@@ -18,61 +22,152 @@ export interface PublicQuery {
   channelKey?: string;
 }
 
-interface Target {
-  resource: Resource;
-  /** Set when a tslRef named an appointment: only its product applies. */
-  product?: Product | null;
+interface ProductRow {
+  id: string;
+  name: string;
+  description: string | null;
+  min: number | null;
+  max: number | null;
+  lead: number | null;
+  follow: number | null;
+}
+
+const PRODUCT_JSON = (alias: string) =>
+  `json_build_object('id', ${alias}.id, 'name', ${alias}.name, 'description', ${alias}.description, 'min', ${alias}.min_duration,
+     'max', ${alias}.max_duration, 'lead', ${alias}.lead_time_minutes, 'follow', ${alias}.follow_up_time_minutes)`;
+
+/** What every answer needs of a resource: whether it is archived and its channel settings. */
+interface ResourceRow extends ResolvedRow {
+  archived: boolean;
+  settings: ChannelSettingsJson[];
+}
+
+/** A resource's products: the ones it lists, else every product of its provider (by name, in the database's order). */
+interface OfferRow extends ResourceRow {
+  lists_products: boolean;
+  products: ProductRow[];
+}
+
+const RESOURCE_COLUMNS = `, r.archived, ${CHANNEL_SETTINGS_COLUMN} as settings`;
+
+const OFFER_COLUMNS = `${RESOURCE_COLUMNS}, exists (select 1 from resource_product l where l.resource_id = r.id) as lists_products,
+  (select coalesce(json_agg(${PRODUCT_JSON('pr')} order by pr.name), '[]') from product pr
+    where pr.id in (select l.product_id from resource_product l where l.resource_id = r.id)
+       or (pr.provider_id = r.provider_id and not exists (select 1 from resource_product l where l.resource_id = r.id))) as products`;
+
+interface ProfileJson {
+  name: string;
+  channels: { type: string; value: string }[];
+}
+
+interface PageRow extends ResourceRow {
+  public_name: string;
+  description: string | null;
+  message_help_text: string | null;
+  website: string | null;
+  image_url: string | null;
+  contact_id: string | null;
+  provider_name: string;
+  provider_description: string | null;
+  theming_allowed: boolean;
+  localisation_allowed: boolean;
+  custom_fields_allowed: boolean;
+  provider_email: string | null;
+  provider_mobile: string | null;
+  provider_phone: string | null;
+  /** The resource's contact profile. */
+  own_profile: ProfileJson | null;
+  /** The general profile (of no provider) of the resource's contact user. */
+  general_profile: ProfileJson | null;
+  contact_user: { first_name: string | null; last_name: string | null; email: string | null; mobile: string | null; phone: string | null } | null;
+}
+
+const PROFILE_JSON = `json_build_object('name', cp.name, 'channels',
+    (select coalesce(json_agg(json_build_object('type', cc.type, 'value', cc.value)), '[]') from contact_channel cc where cc.profile_id = cp.id))`;
+
+const PAGE_COLUMNS = `${RESOURCE_COLUMNS}, r.public_name, r.description, r.message_help_text, r.website, r.image_url, r.contact_id,
+  p.name as provider_name, p.description as provider_description, p.theming_allowed, p.localisation_allowed, p.custom_fields_allowed,
+  p.email as provider_email, p.mobile as provider_mobile, p.phone as provider_phone,
+  (select ${PROFILE_JSON} from contact_profile cp where cp.id = r.contact_profile_id) as own_profile,
+  (select ${PROFILE_JSON} from contact_profile cp where cp.user_id = r.contact_id and cp.provider_id is null limit 1) as general_profile,
+  (select json_build_object('first_name', u.first_name, 'last_name', u.last_name, 'email', u.email, 'mobile', u.mobile, 'phone', u.phone)
+     from app_user u where u.id = r.contact_id) as contact_user`;
+
+interface Target<Row> {
+  resource: Row;
+  /** Set when a tslRef named an appointment: only its product applies (null: it has none). */
+  product?: ProductRow | null;
 }
 
 /**
  * Resolves `ref` and `tslRefs` (at least one is required, at most
  * PUBLIC_REFS_MAX further resources and PUBLIC_REFS_MAX timeslots) to
- * resources of one CRM. The first of them (the first `ref`, else the first
- * `tslRefs` entry) must exist; further ones that name nothing are skipped.
- * Each list is resolved in one go, not one query per entry.
+ * resources of one CRM, read with `columns`. The first of them (the first
+ * `ref`, else the first `tslRefs` entry) must exist; further ones that name
+ * nothing are skipped. Each list is resolved in one go, not one query per
+ * entry.
  */
-async function resolveTargets(ctx: Context, query: PublicQuery): Promise<Target[]> {
+async function resolveTargets<Row extends ResourceRow>(ctx: Context, query: PublicQuery, columns: string): Promise<Target<Row>[]> {
   if (!query.refs.length && !query.tslRefs.length) throw validationError('at least one of the query parameters ref or tslRefs is required');
   await limitPublic(ctx, 'listing', query.refs[0] ?? query.tslRefs[0]);
   assertRefCount('ref', query.refs.slice(1));
   assertRefCount('tslRefs', query.tslRefs);
-  const targets: Target[] = query.refs.length
-    ? (await resolvePublicResources(ctx, query.refs[0]!, query.refs.slice(1))).map((resource) => ({ resource }))
+  const targets: Target<Row>[] = query.refs.length
+    ? (await resolveResourceRows<Row>(ctx, query.refs[0]!, query.refs.slice(1), columns)).map((resource) => ({ resource }))
     : [];
   const found = await resolveTslRefs(ctx, query.tslRefs);
+  const known = new Map(targets.map((t) => [t.resource.id, t.resource]));
+  const missing = [...new Set(found.flatMap((f) => (f instanceof Error || known.has(f.resourceId) ? [] : [f.resourceId])))];
+  for (const row of await resourceRowsById<Row>(ctx, missing, columns)) known.set(row.id, row);
   found.forEach((target, index) => {
-    if (target instanceof Error) {
-      if (index === 0 && !targets.length) throw target;
+    const resource = target instanceof Error ? undefined : known.get(target.resourceId);
+    if (target instanceof Error || !resource) {
+      if (index === 0 && !targets.length) throw target instanceof Error ? target : notFound('Timeslot or appointment', query.tslRefs[0]);
       return;
     }
-    targets.push(target);
+    targets.push(target.product === undefined ? { resource } : { resource, product: target.product });
   });
-  const crmId = targets[0]!.resource.crm.id;
-  return targets.filter((t) => t.resource.crm.id === crmId);
+  const crmId = targets[0]!.resource.crm_id;
+  return targets.filter((t) => t.resource.crm_id === crmId);
+}
+
+interface TslRow {
+  id: string;
+  reference: string | null;
+  resource_id: string;
+  appointment: boolean;
+  product: ProductRow | null;
 }
 
 /**
- * Timeslots or appointments by UUID or reference, in two queries for the
- * whole list; each entry yields its target or the NOT_FOUND error for it (a
- * reference several CRMs use is refused, as is one that names nothing).
+ * Timeslots or appointments (of resources not deleted) by UUID or reference,
+ * in one query for the whole list; each entry yields its resource (and, for
+ * an appointment, its product) or the NOT_FOUND error for it (a reference
+ * several CRMs use is refused, as is one that names nothing).
  */
-async function resolveTslRefs(ctx: Context, tslRefs: readonly string[]): Promise<(Target | DomainError)[]> {
+async function resolveTslRefs(ctx: Context, tslRefs: readonly string[]): Promise<({ resourceId: string; product?: ProductRow | null } | DomainError)[]> {
   if (!tslRefs.length) return [];
   // PostgreSQL text cannot hold NUL: such an entry names nothing.
   const usable = tslRefs.filter((value) => value.length <= 600 && !value.includes('\u0000'));
   const ids = usable.filter(isUuid).map((value) => value.toLowerCase());
-  const where = { $or: [{ id: { $in: ids } }, { reference: { $in: usable } }] };
-  const populate = ['resource', 'resource.provider', 'resource.crm'] as const;
-  const appointments = usable.length ? await ctx.em.find(Appointment, where, { populate: [...populate, 'product'] }) : [];
-  const timeslots = usable.length ? await ctx.em.find(Timeslot, where, { populate }) : [];
+  const rows = usable.length
+    ? await sql<TslRow>(ctx, `select a.id, a.reference, a.resource_id, true as appointment,
+           (select ${PRODUCT_JSON('pr')} from product pr where pr.id = a.product_id) as product
+         from appointment a join resource r on r.id = a.resource_id
+        where (a.id = any(?::uuid[]) or a.reference = any(?::text[])) and r.deleted_at is null
+       union all
+       select t.id, t.reference, t.resource_id, false, null
+         from timeslot t join resource r on r.id = t.resource_id
+        where (t.id = any(?::uuid[]) or t.reference = any(?::text[])) and r.deleted_at is null`,
+        [ids, usable, ids, usable],
+      )
+    : [];
   return tslRefs.map((tslRef) => {
-    const names = (row: { id: string; reference: string | null }) => (isUuid(tslRef) ? row.id === tslRef.toLowerCase() : row.reference === tslRef);
-    const found = [
-      ...appointments.filter(names).map((a): Target => ({ resource: a.resource, product: a.product })),
-      ...timeslots.filter(names).map((t): Target => ({ resource: t.resource })),
-    ].filter((t) => !t.resource.deletedAt);
+    const found = rows.filter((row) => (isUuid(tslRef) ? row.id === tslRef.toLowerCase() : row.reference === tslRef));
     if (found.length > 1) return new DomainError('NOT_FOUND', `tslRefs: ${tslRef} is ambiguous; use the UUID`);
-    return found[0] ?? notFound('Timeslot or appointment', tslRef);
+    const [row] = found;
+    if (!row) return notFound('Timeslot or appointment', tslRef);
+    return row.appointment ? { resourceId: row.resource_id, product: row.product } : { resourceId: row.resource_id };
   });
 }
 
@@ -90,25 +185,23 @@ export interface ActiveProductView {
 /** The products the named resources, timeslots and appointments offer on the channel. */
 export async function activeProducts(ctx: Context, query: PublicQuery): Promise<ActiveProductView[]> {
   const channelKey = parseChannelKey(query.channelKey);
-  const targets = await resolveTargets(ctx, query);
-  const scoped = scopedTo(ctx, targets[0]!.resource);
-  const settings = await channelSettingsOf(scoped, targets.map((t) => t.resource));
+  const targets = await resolveTargets<OfferRow>(ctx, query, OFFER_COLUMNS);
   const result = new Map<string, ActiveProductView>();
   for (const target of targets) {
-    const rows = settings.get(target.resource.id)!;
+    const rows = channelRowsOf(target.resource.id, target.resource.settings);
     const channel = effectiveChannel(rows, channelKey);
     if (!channel.visible || target.resource.archived) continue;
-    const candidates = target.product !== undefined ? (target.product ? [target.product] : []) : await productsOf(scoped, target.resource);
+    const candidates = target.product !== undefined ? (target.product ? [target.product] : []) : productsOf(target.resource);
     for (const product of candidates) {
       if (!channelOffersProduct(rows, channel, product.id) || result.has(product.id)) continue;
       result.set(product.id, {
         uuid: product.id,
         name: product.name,
         description: product.description,
-        minDuration: product.minDuration,
-        maxDuration: product.maxDuration,
-        leadTimeMinutes: product.leadTimeMinutes,
-        followUpTimeMinutes: product.followUpTimeMinutes,
+        minDuration: product.min,
+        maxDuration: product.max,
+        leadTimeMinutes: product.lead,
+        followUpTimeMinutes: product.follow,
         exclusive: isExclusiveProduct(rows, product.id),
       });
     }
@@ -116,55 +209,63 @@ export async function activeProducts(ctx: Context, query: PublicQuery): Promise<
   return [...result.values()];
 }
 
+/** The products a resource lists, by name as JavaScript compares; without any, its provider's in the database's order. */
+const productsOf = (resource: OfferRow): ProductRow[] =>
+  resource.lists_products ? [...resource.products].sort((a, b) => a.name.localeCompare(b.name)) : resource.products;
+
 /** What the booking page shows about the (first) named resource, its contact, provider and channel. */
 export async function publicData(ctx: Context, query: PublicQuery) {
   const channelKey = parseChannelKey(query.channelKey);
-  const [target] = await resolveTargets(ctx, query);
+  const [target] = await resolveTargets<PageRow>(ctx, query, PAGE_COLUMNS);
   const resource = target!.resource;
-  const scoped = scopedTo(ctx, resource);
-  await scoped.em.populate(resource, ['contact', 'contactProfile']);
-  const rows = (await channelSettingsOf(scoped, [resource])).get(resource.id)!;
-  const channel = effectiveChannel(rows, channelKey);
-  const shown = await contactChannelFor(scoped, { contactProfile: resource.contactProfile, contact: resource.contact });
-  const provider = resource.provider;
+  const channel = effectiveChannel(channelRowsOf(resource.id, resource.settings), channelKey);
   return {
-    contact: await contactOf(scoped, resource),
+    contact: contactOf(resource),
     resource: {
       uuid: resource.id,
-      name: resource.publicName,
+      name: resource.public_name,
       description: resource.description,
-      contactChannelType: shown?.type ?? null,
-      msgHelpText: resource.messageHelpText,
+      contactChannelType: shownChannelType(resource),
+      msgHelpText: resource.message_help_text,
       url: resource.website,
-      imgUrl: resource.imageUrl,
+      imgUrl: resource.image_url,
     },
     provider: {
-      name: provider.name,
-      description: provider.description,
-      isThemingAllowed: provider.themingAllowed,
-      isLocalisationAllowed: provider.localisationAllowed,
-      areCustomFieldsAllowed: provider.customFieldsAllowed,
+      name: resource.provider_name,
+      description: resource.provider_description,
+      isThemingAllowed: resource.theming_allowed,
+      isLocalisationAllowed: resource.localisation_allowed,
+      areCustomFieldsAllowed: resource.custom_fields_allowed,
     },
     channel: { bookingProcess: channel.bookingProcess },
   };
 }
 
 /**
+ * The type of the channel a consumer is shown (contactChannelFor's rule):
+ * the first visible one of the resource's contact profile, else of its
+ * contact user's general profile.
+ */
+function shownChannelType(resource: PageRow): string | null {
+  const firstVisible = (profile: ProfileJson | null) => CUSTOMER_VISIBLE_CHANNEL_TYPES.find((type) => profile?.channels.some((c) => c.type === type)) ?? null;
+  const fromProfile = firstVisible(resource.own_profile);
+  if (fromProfile || !resource.contact_id) return fromProfile;
+  return firstVisible(resource.general_profile);
+}
+
+/**
  * The contact a consumer sees: the resource's contact profile, else the
  * contact user's general profile, else the contact user, else the provider.
  */
-async function contactOf(ctx: Context, resource: Resource) {
-  const user = resource.contact;
-  const profile =
-    resource.contactProfile ?? (user ? await ctx.em.findOne(ContactProfile, { user, provider: null }) : null);
+function contactOf(resource: PageRow) {
+  const profile = resource.own_profile ?? (resource.contact_id ? resource.general_profile : null);
   if (profile) {
-    await ctx.em.populate(profile, ['channels']);
-    const value = (type: string) => profile.channels.getItems().find((c) => c.type === type)?.value ?? null;
+    const value = (type: string) => profile.channels.find((c) => c.type === type)?.value ?? null;
     return { name: profile.name, email: value('email'), mobile: value('mobile'), phone: value('phone') };
   }
+  const user = resource.contact_user;
   if (user) {
-    return { name: [user.firstName, user.lastName].filter(Boolean).join(' ') || null, email: user.email, mobile: user.mobile, phone: user.phone };
+    return { name: [user.first_name, user.last_name].filter(Boolean).join(' ') || null, email: user.email, mobile: user.mobile, phone: user.phone };
   }
-  const provider = resource.provider;
-  return { name: provider.name, email: provider.email, mobile: provider.mobile, phone: provider.phone };
+  return { name: resource.provider_name, email: resource.provider_email, mobile: resource.provider_mobile, phone: resource.provider_phone };
 }

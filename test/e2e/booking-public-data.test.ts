@@ -3,6 +3,7 @@ import { type BookingFixture, setupBookable } from '../support/booking-fixtures.
 import { addProduct, addResource, book, bookablesOf, providerPath, setChannel, slotOf, upcoming, updateResource } from '../support/booking-flow.js';
 import { startTestApp, type TestApp } from '../support/harness.js';
 import type { ApiClient } from '../support/http.js';
+import { createStaffUser } from '../support/offerings-fixtures.js';
 
 const q = (params: [string, string][]) => params.map(([k, v]) => `${k}=${encodeURIComponent(v)}`).join('&');
 
@@ -131,6 +132,51 @@ describe('booking flow: active_products, public_data and booking channels', () =
       expect((await publicData([['ref', f.resourceUuid]])).body.channel).toEqual({ bookingProcess: 'IMMEDIATE' });
       // The bookables show the same contact channel.
       expect(bookablesOf((await upcoming(pub, f.resourceUuid)).body)[0].contact_channel).toEqual({ type: 'mobile', value: '+49 170 7654321' });
+    });
+
+    it('shows the resource’s own contact profile over the contact person; a contact without profile shows the person', async () => {
+      const { f } = await offering();
+      const staff = await createStaffUser(f.api, f.crmId, f.providerRef);
+      await updateResource(f, f.resourceRef, { contact: staff });
+      const person = await publicData([['ref', f.resourceUuid]]);
+      expect(person.body.contact).toEqual({ name: 'Staff', email: expect.stringMatching(/^user-.*@example\.com$/), mobile: null, phone: null });
+      expect(person.body.resource.contactChannelType).toBeNull();
+
+      // The resource's profile has no channel a consumer is shown: the type comes from the person's general profile.
+      const general = await f.api.put(`/crms/${f.crmId}/user/${encodeURIComponent(staff)}/generalContactProfile`, {
+        name: 'Sam in general',
+        contactChannels: [{ type: 'phone', value: '+49 30 1234567' }],
+      });
+      expect(general.status).toBeLessThan(300);
+      const reference = `desk-${f.resourceRef}`;
+      const desk = await f.api.post(`/crms/${f.crmId}/provider/${encodeURIComponent(f.providerRef)}/contactProfile`, {
+        reference,
+        userReference: staff,
+        providerReference: f.providerRef,
+        name: 'Front desk',
+        contactChannels: [{ type: 'location', value: 'Invalidenstraße 1, Berlin' }],
+      });
+      expect(desk.status).toBe(201);
+      await updateResource(f, f.resourceRef, { contactProfileReference: reference });
+      const withDesk = await publicData([['ref', f.resourceUuid]]);
+      expect(withDesk.body.contact).toEqual({ name: 'Front desk', email: null, mobile: null, phone: null });
+      expect(withDesk.body.resource.contactChannelType).toBe('phone');
+
+      // With a channel a consumer is shown, the resource's profile decides both.
+      const updated = await f.api.post(`/crms/${f.crmId}/provider/${encodeURIComponent(f.providerRef)}/contactProfile`, {
+        reference,
+        userReference: staff,
+        providerReference: f.providerRef,
+        name: 'Front desk',
+        contactChannels: [
+          { type: 'location', value: 'Invalidenstraße 1, Berlin' },
+          { type: 'email', value: 'desk@example.com' },
+        ],
+      });
+      expect(updated.status).toBe(200);
+      const reachable = await publicData([['ref', f.resourceUuid]]);
+      expect(reachable.body.contact).toEqual({ name: 'Front desk', email: 'desk@example.com', mobile: null, phone: null });
+      expect(reachable.body.resource.contactChannelType).toBe('email');
     });
   });
 
