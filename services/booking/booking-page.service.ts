@@ -3,7 +3,7 @@ import type { ChannelKey } from '../resources/booking-channel-setting.entity.js'
 import { validationError } from '../kernel/errors.js';
 import { parseChannelKey } from '../resources/booking-channel.service.js';
 import { BOOKABLES_REFS_MAX } from './bookables.service.js';
-import { resolvePublicResources } from './public-resource.js';
+import { type ResolvedRow, resolveResourceRows } from './bookables-query.js';
 
 /** What the booking page needs to know before the browser talks to the public API. */
 export interface BookingPageSubject {
@@ -17,6 +17,12 @@ export interface BookingPageSubject {
   channelKey: ChannelKey;
 }
 
+interface PageResourceRow extends ResolvedRow {
+  public_name: string;
+  provider_name: string;
+  provider_language: string;
+}
+
 /**
  * Resolves what a booking page shows: the path's resource (unknown is
  * NOT_FOUND, like every booking-flow path) and the extra `ref`s (skipped when
@@ -26,13 +32,14 @@ export interface BookingPageSubject {
 export async function bookingPageSubject(ctx: Context, ref: string, extraRefs: readonly string[], channelKey: string | undefined): Promise<BookingPageSubject> {
   const key = parseChannelKey(channelKey);
   if (extraRefs.length > BOOKABLES_REFS_MAX) throw validationError(`ref: at most ${BOOKABLES_REFS_MAX} further resources, got ${extraRefs.length}`);
-  const resources = await resolvePublicResources(ctx, ref, extraRefs);
-  const provider = resources[0].provider;
+  // Plain rows in one query: the page is asked for on every visit.
+  const resources = await resolveResourceRows<PageResourceRow>(ctx, ref, extraRefs, ', r.public_name, p.name as provider_name, p.language as provider_language');
+  const main = resources[0]!;
   return {
-    resources: resources.map((resource) => ({ uuid: resource.id, name: resource.publicName })),
-    providerName: provider.name,
-    timeZone: provider.timeZone,
-    providerLanguage: provider.language,
+    resources: resources.map((resource) => ({ uuid: resource.id, name: resource.public_name })),
+    providerName: main.provider_name,
+    timeZone: main.time_zone,
+    providerLanguage: main.provider_language,
     channelKey: key,
   };
 }
