@@ -209,7 +209,8 @@ interface ScopeRow {
   contacts: ContactRow[];
 }
 
-interface ContactRow {
+/** A customer-visible channel of a contact profile, as ContactDirectory reads it. */
+export interface ContactRow {
   profile_id: string;
   user_id: string;
   general: boolean;
@@ -348,6 +349,13 @@ export class ContactDirectory {
     }
     return null;
   }
+}
+
+/** The contact channel a consumer sees for one subject (ContactDirectory's rule), in one query. */
+export async function contactChannelOf(ctx: Context, subject: ContactSubject): Promise<ContactChannelView> {
+  const directory = new ContactDirectory([], []);
+  await loadContacts(ctx, directory, [subject]);
+  return directory.channelOf(subject);
 }
 
 /** Loads the contact channels of subjects the scope did not cover (appointments with a contact of their own). */

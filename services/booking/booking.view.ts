@@ -1,7 +1,7 @@
 import type { Context } from '../kernel/context.js';
 import type { Location } from '../kernel/address.js';
 import { formatWithOffset } from '../kernel/wall-clock.js';
-import { ContactDirectory, type ContactSubject, loadContacts } from './bookables-query.js';
+import { contactChannelOf } from './bookables-query.js';
 import { cancelLinkUrl, signCancelToken } from './cancel-link.js';
 import type { ConsumerBookingResult } from './consumer-booking.service.js';
 import type { ReserveResult } from './reserve.service.js';
@@ -70,13 +70,6 @@ export function toReserveView(result: ReserveResult) {
 export function cancelLinkFor(ctx: Context, participationId: string, appointmentStart: Date): string {
   const token = signCancelToken(ctx.config.linkSigningSecret, { participationId, expiresAt: appointmentStart });
   return cancelLinkUrl(ctx.config.publicBaseUrl, token);
-}
-
-/** The contact channel a consumer sees for a subject, by the listing's rule, in one query. */
-async function contactChannelOf(ctx: Context, subject: ContactSubject) {
-  const directory = new ContactDirectory([], []);
-  await loadContacts(ctx, directory, [subject]);
-  return directory.channelOf(subject);
 }
 
 /** The documented `createdAppointment`; `formattedStart`/`formattedEnd` follow `timeFormat`. */

@@ -1,13 +1,12 @@
-import { CUSTOMER_VISIBLE_CHANNEL_TYPES } from '../contact-profiles/contact-profile.service.js';
 import type { Context } from '../kernel/context.js';
 import { DomainError, notFound, validationError } from '../kernel/errors.js';
 import { isUuid } from '../kernel/ids.js';
 import { limitPublic } from '../kernel/rate-limits.js';
 import { sql } from '../kernel/sql.js';
 import { channelOffersProduct, effectiveChannel, isExclusiveProduct, parseChannelKey } from '../resources/booking-channel.service.js';
-import { type ResolvedRow, resolveResourceRows, resourceRowsById } from './bookables-query.js';
-import { CHANNEL_SETTINGS_COLUMN, type ChannelSettingsJson, channelRowsOf } from './booking-request.js';
-import { assertRefCount } from './public-resource.js';
+import { ContactDirectory, type ContactRow, resolveResourceRows, resourceRowsById } from './bookables-query.js';
+import { channelRowsOf } from './booking-request.js';
+import { assertRefCount, CHANNELLED_COLUMNS, type ChannelledRow, OFFER_COLUMNS, type OfferedProductRow, type OfferRow, offeredProducts, PRODUCT_JSON } from './public-resource.js';
 
 /**
  * active_products and public_data read plain rows in two or three queries
@@ -22,51 +21,22 @@ export interface PublicQuery {
   channelKey?: string;
 }
 
-interface ProductRow {
-  id: string;
-  name: string;
-  description: string | null;
-  min: number | null;
-  max: number | null;
-  lead: number | null;
-  follow: number | null;
-}
-
-const PRODUCT_JSON = (alias: string) =>
-  `json_build_object('id', ${alias}.id, 'name', ${alias}.name, 'description', ${alias}.description, 'min', ${alias}.min_duration,
-     'max', ${alias}.max_duration, 'lead', ${alias}.lead_time_minutes, 'follow', ${alias}.follow_up_time_minutes)`;
-
-/** What every answer needs of a resource: whether it is archived and its channel settings. */
-interface ResourceRow extends ResolvedRow {
-  archived: boolean;
-  settings: ChannelSettingsJson[];
-}
-
-/** A resource's products: the ones it lists, else every product of its provider (by name, in the database's order). */
-interface OfferRow extends ResourceRow {
-  lists_products: boolean;
-  products: ProductRow[];
-}
-
-const RESOURCE_COLUMNS = `, r.archived, ${CHANNEL_SETTINGS_COLUMN} as settings`;
-
-const OFFER_COLUMNS = `${RESOURCE_COLUMNS}, exists (select 1 from resource_product l where l.resource_id = r.id) as lists_products,
-  (select coalesce(json_agg(${PRODUCT_JSON('pr')} order by pr.name), '[]') from product pr
-    where pr.id in (select l.product_id from resource_product l where l.resource_id = r.id)
-       or (pr.provider_id = r.provider_id and not exists (select 1 from resource_product l where l.resource_id = r.id))) as products`;
-
 interface ProfileJson {
+  id: string;
+  user_id: string;
+  general: boolean;
   name: string;
   channels: { type: string; value: string }[];
 }
 
-interface PageRow extends ResourceRow {
+interface PageRow extends ChannelledRow {
   public_name: string;
   description: string | null;
   message_help_text: string | null;
   website: string | null;
   image_url: string | null;
   contact_id: string | null;
+  contact_profile_id: string | null;
   provider_name: string;
   provider_description: string | null;
   theming_allowed: boolean;
@@ -82,10 +52,10 @@ interface PageRow extends ResourceRow {
   contact_user: { first_name: string | null; last_name: string | null; email: string | null; mobile: string | null; phone: string | null } | null;
 }
 
-const PROFILE_JSON = `json_build_object('name', cp.name, 'channels',
+const PROFILE_JSON = `json_build_object('id', cp.id, 'user_id', cp.user_id, 'general', cp.provider_id is null, 'name', cp.name, 'channels',
     (select coalesce(json_agg(json_build_object('type', cc.type, 'value', cc.value)), '[]') from contact_channel cc where cc.profile_id = cp.id))`;
 
-const PAGE_COLUMNS = `${RESOURCE_COLUMNS}, r.public_name, r.description, r.message_help_text, r.website, r.image_url, r.contact_id,
+const PAGE_COLUMNS = `${CHANNELLED_COLUMNS}, r.public_name, r.description, r.message_help_text, r.website, r.image_url, r.contact_id, r.contact_profile_id,
   p.name as provider_name, p.description as provider_description, p.theming_allowed, p.localisation_allowed, p.custom_fields_allowed,
   p.email as provider_email, p.mobile as provider_mobile, p.phone as provider_phone,
   (select ${PROFILE_JSON} from contact_profile cp where cp.id = r.contact_profile_id) as own_profile,
@@ -96,7 +66,7 @@ const PAGE_COLUMNS = `${RESOURCE_COLUMNS}, r.public_name, r.description, r.messa
 interface Target<Row> {
   resource: Row;
   /** Set when a tslRef named an appointment: only its product applies (null: it has none). */
-  product?: ProductRow | null;
+  product?: OfferedProductRow | null;
 }
 
 /**
@@ -107,7 +77,7 @@ interface Target<Row> {
  * nothing are skipped. Each list is resolved in one go, not one query per
  * entry.
  */
-async function resolveTargets<Row extends ResourceRow>(ctx: Context, query: PublicQuery, columns: string): Promise<Target<Row>[]> {
+async function resolveTargets<Row extends ChannelledRow>(ctx: Context, query: PublicQuery, columns: string): Promise<Target<Row>[]> {
   if (!query.refs.length && !query.tslRefs.length) throw validationError('at least one of the query parameters ref or tslRefs is required');
   await limitPublic(ctx, 'listing', query.refs[0] ?? query.tslRefs[0]);
   assertRefCount('ref', query.refs.slice(1));
@@ -136,7 +106,7 @@ interface TslRow {
   reference: string | null;
   resource_id: string;
   appointment: boolean;
-  product: ProductRow | null;
+  product: OfferedProductRow | null;
 }
 
 /**
@@ -145,7 +115,7 @@ interface TslRow {
  * an appointment, its product) or the NOT_FOUND error for it (a reference
  * several CRMs use is refused, as is one that names nothing).
  */
-async function resolveTslRefs(ctx: Context, tslRefs: readonly string[]): Promise<({ resourceId: string; product?: ProductRow | null } | DomainError)[]> {
+async function resolveTslRefs(ctx: Context, tslRefs: readonly string[]): Promise<({ resourceId: string; product?: OfferedProductRow | null } | DomainError)[]> {
   if (!tslRefs.length) return [];
   // PostgreSQL text cannot hold NUL: such an entry names nothing.
   const usable = tslRefs.filter((value) => value.length <= 600 && !value.includes('\u0000'));
@@ -191,7 +161,7 @@ export async function activeProducts(ctx: Context, query: PublicQuery): Promise<
     const rows = channelRowsOf(target.resource.id, target.resource.settings);
     const channel = effectiveChannel(rows, channelKey);
     if (!channel.visible || target.resource.archived) continue;
-    const candidates = target.product !== undefined ? (target.product ? [target.product] : []) : productsOf(target.resource);
+    const candidates = target.product !== undefined ? (target.product ? [target.product] : []) : offeredProducts(target.resource);
     for (const product of candidates) {
       if (!channelOffersProduct(rows, channel, product.id) || result.has(product.id)) continue;
       result.set(product.id, {
@@ -208,10 +178,6 @@ export async function activeProducts(ctx: Context, query: PublicQuery): Promise<
   }
   return [...result.values()];
 }
-
-/** The products a resource lists, by name as JavaScript compares; without any, its provider's in the database's order. */
-const productsOf = (resource: OfferRow): ProductRow[] =>
-  resource.lists_products ? [...resource.products].sort((a, b) => a.name.localeCompare(b.name)) : resource.products;
 
 /** What the booking page shows about the (first) named resource, its contact, provider and channel. */
 export async function publicData(ctx: Context, query: PublicQuery) {
@@ -241,16 +207,13 @@ export async function publicData(ctx: Context, query: PublicQuery) {
   };
 }
 
-/**
- * The type of the channel a consumer is shown (contactChannelFor's rule):
- * the first visible one of the resource's contact profile, else of its
- * contact user's general profile.
- */
+/** The type of the channel a consumer is shown (ContactDirectory's rule), from the profiles read with the resource. */
 function shownChannelType(resource: PageRow): string | null {
-  const firstVisible = (profile: ProfileJson | null) => CUSTOMER_VISIBLE_CHANNEL_TYPES.find((type) => profile?.channels.some((c) => c.type === type)) ?? null;
-  const fromProfile = firstVisible(resource.own_profile);
-  if (fromProfile || !resource.contact_id) return fromProfile;
-  return firstVisible(resource.general_profile);
+  const rows: ContactRow[] = [resource.own_profile, resource.general_profile].flatMap((profile) =>
+    profile ? profile.channels.map((c) => ({ profile_id: profile.id, user_id: profile.user_id, general: profile.general, type: c.type, value: c.value })) : [],
+  );
+  const subject = { contactProfileId: resource.contact_profile_id, contactId: resource.contact_id };
+  return new ContactDirectory(rows, [subject]).channelOf(subject)?.type ?? null;
 }
 
 /**

@@ -116,32 +116,6 @@ export async function getContactProfile(ctx: Context, providerReference: string,
 }
 
 /**
- * The `{type, value}` a consumer sees for a resource or appointment: the first
- * of mobile, phone, email of the assigned provider profile; when that profile
- * is missing or has none of them, the same of the contact user's general
- * profile; else null. Needs no CRM in the context (the booking flow is
- * public): the entities passed in already belong to one CRM.
- */
-export async function contactChannelFor(
-  ctx: Context,
-  subject: { contactProfile: ContactProfile | null; contact: User | null },
-): Promise<{ type: ContactChannelType; value: string } | null> {
-  const fromProfile = subject.contactProfile ? await firstVisibleChannel(ctx, subject.contactProfile) : null;
-  if (fromProfile || !subject.contact) return fromProfile;
-  const general = await ctx.em.findOne(ContactProfile, { user: subject.contact, provider: null });
-  return general ? firstVisibleChannel(ctx, general) : null;
-}
-
-async function firstVisibleChannel(ctx: Context, profile: ContactProfile): Promise<{ type: ContactChannelType; value: string } | null> {
-  const channels = await ctx.em.find(ContactChannel, { profile, type: { $in: [...CUSTOMER_VISIBLE_CHANNEL_TYPES] } });
-  for (const type of CUSTOMER_VISIBLE_CHANNEL_TYPES) {
-    const channel = channels.find((candidate) => candidate.type === type);
-    if (channel) return { type: channel.type, value: channel.value };
-  }
-  return null;
-}
-
-/**
  * One channel per type: a type in the input that the profile has is updated,
  * a new type is added, a type the input leaves out is removed.
  */

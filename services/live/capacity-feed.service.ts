@@ -1,16 +1,16 @@
 import { z } from 'zod';
 import { BusyIndex, durationCandidates, type Period, productFitsSlot, type SlotProduct } from '../booking/bookability.js';
-import { type BookableView, productsOf } from '../booking/bookables.service.js';
+import type { BookableView } from '../booking/bookables.service.js';
+import { ContactDirectory, loadContacts, resolveResourceRows } from '../booking/bookables-query.js';
+import { channelRowsOf } from '../booking/booking-request.js';
 import { compilePattern, DEFAULT_TIME_FORMAT } from '../booking/date-pattern.js';
-import { resolvePublicResources, scopedTo } from '../booking/public-resource.js';
-import { contactChannelFor } from '../contact-profiles/contact-profile.service.js';
+import { OFFER_COLUMNS, type OfferRow, offeredProducts } from '../booking/public-resource.js';
 import type { Context } from '../kernel/context.js';
 import { validationError } from '../kernel/errors.js';
 import { parseInput } from '../kernel/validation.js';
 import { formatWithOffset, parseDateTimeInput, wallClockString } from '../kernel/wall-clock.js';
 import type { BookingChannelSetting } from '../resources/booking-channel-setting.entity.js';
-import { channelOffersProduct, channelSettingsOf, type EffectiveChannel, effectiveChannel, parseChannelKey } from '../resources/booking-channel.service.js';
-import type { Resource } from '../resources/resource.entity.js';
+import { channelOffersProduct, type EffectiveChannel, effectiveChannel, parseChannelKey } from '../resources/booking-channel.service.js';
 import {
   type CapacityEvent,
   type IsoInterval,
@@ -60,7 +60,7 @@ export interface LiveItem<T> {
 }
 
 interface WatchedResource {
-  resource: Resource;
+  resource: { id: string; publicName: string };
   zone: string;
   rows: BookingChannelSetting[];
   channel: EffectiveChannel;
@@ -91,6 +91,14 @@ function sharedFormatter(pattern: string, zone: string, languageTag: string | nu
   return formatter;
 }
 
+interface FeedRow extends OfferRow {
+  public_name: string;
+  contact_id: string | null;
+  contact_profile_id: string | null;
+}
+
+const FEED_COLUMNS = `${OFFER_COLUMNS}, r.public_name, r.contact_id, r.contact_profile_id`;
+
 /** What one `capacityChanged` subscription watches; turns published events into the views it should see. */
 export interface CapacityFeed {
   resourceIds: string[];
@@ -107,33 +115,27 @@ export interface CapacityFeed {
  */
 export async function openCapacityFeed(ctx: Context, raw: unknown): Promise<CapacityFeed> {
   const input = parseInput(feedInput, raw, 'arguments');
-  const resources = await resolvePublicResources(ctx, input.refs[0]!, input.refs.slice(1), Number.POSITIVE_INFINITY);
-  const main = resources[0];
-  const scoped = scopedTo(ctx, main);
+  // Plain rows in one query (plus one for contact channels): every visitor of a booking page opens a subscription.
+  const resources = await resolveResourceRows<FeedRow>(ctx, input.refs[0]!, input.refs.slice(1), FEED_COLUMNS);
   const channelKey = parseChannelKey(input.channelKey);
-  const zone = main.provider.timeZone;
+  const zone = resources[0]!.time_zone;
   const from = input.from ? parseDateTimeInput(input.from, zone, 'from') : null;
   const to = input.to ? parseDateTimeInput(input.to, zone, 'to') : null;
   if (from && to && to <= from) throw validationError('to must be after from');
-  const settings = await channelSettingsOf(scoped, resources);
   const formatted = sharedFormatter(input.timeFormat ?? DEFAULT_TIME_FORMAT, zone, input.languageTag);
+  const subjectOf = (resource: FeedRow) => ({ contactProfileId: resource.contact_profile_id, contactId: resource.contact_id });
+  const contacts = new ContactDirectory([], []);
+  await loadContacts(ctx, contacts, resources.map(subjectOf));
   const watched = new Map<string, WatchedResource>();
   for (const resource of resources) {
-    const rows = settings.get(resource.id)!;
+    const rows = channelRowsOf(resource.id, resource.settings);
     const channel = effectiveChannel(rows, channelKey);
     if (!channel.visible || resource.archived) continue;
-    const offered = (await productsOf(scoped, resource))
+    const offered = offeredProducts(resource)
       .filter((p) => channelOffersProduct(rows, channel, p.id))
-      .map((p) => ({
-        id: p.id,
-        name: p.name,
-        minDuration: p.minDuration,
-        maxDuration: p.maxDuration,
-        leadTimeMinutes: p.leadTimeMinutes,
-        followUpTimeMinutes: p.followUpTimeMinutes,
-      }));
-    const contact = await contactChannelFor(scoped, { contactProfile: resource.contactProfile ?? null, contact: resource.contact ?? null });
-    watched.set(resource.id, { resource, zone: resource.provider.timeZone, rows, channel, offered, contact });
+      .map((p) => ({ id: p.id, name: p.name, minDuration: p.min, maxDuration: p.max, leadTimeMinutes: p.lead, followUpTimeMinutes: p.follow }));
+    const contact = contacts.channelOf(subjectOf(resource));
+    watched.set(resource.id, { resource: { id: resource.id, publicName: resource.public_name }, zone: resource.time_zone, rows, channel, offered, contact });
   }
   return {
     resourceIds: resources.map((r) => r.id),

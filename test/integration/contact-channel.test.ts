@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ContactProfile } from '../../services/contact-profiles/contact-profile.entity.js';
-import { contactChannelFor } from '../../services/contact-profiles/contact-profile.service.js';
+import { contactChannelOf } from '../../services/booking/bookables-query.js';
 import { User } from '../../services/users/user.entity.js';
 import { setupProvider, type ProviderFixture } from '../support/fixtures.js';
 import { startTestApp, type TestApp } from '../support/harness.js';
@@ -10,7 +10,7 @@ import { createStaffUser, enc } from '../support/offerings-fixtures.js';
 
 type Channel = { type: string; value: string; label?: string };
 
-describe('contactChannelFor', () => {
+describe('contactChannelOf (the contact channel a consumer sees)', () => {
   let app: TestApp;
   let api: ApiClient;
   let crmId: string;
@@ -44,8 +44,8 @@ describe('contactChannelFor', () => {
     }
     // A public context (no CRM), as the booking flow has.
     const ctx = app.context();
-    const contact = await ctx.em.findOneOrFail(User, { reference: userRef });
-    const contactProfile = profileRef ? await ctx.em.findOneOrFail(ContactProfile, { reference: profileRef }) : null;
+    const contact = (await ctx.em.findOneOrFail(User, { reference: userRef })).id;
+    const contactProfile = profileRef ? (await ctx.em.findOneOrFail(ContactProfile, { reference: profileRef })).id : null;
     return { ctx, contact, contactProfile };
   };
 
@@ -58,7 +58,7 @@ describe('contactChannelFor', () => {
         { type: 'phone', value: '+49 30 123' },
       ],
     });
-    expect(await contactChannelFor(ctx, { contactProfile, contact })).toEqual({ type: 'phone', value: '+49 30 123' });
+    expect(await contactChannelOf(ctx, { contactProfileId: contactProfile, contactId: contact })).toEqual({ type: 'phone', value: '+49 30 123' });
   });
 
   it('prefers mobile over phone and email', async () => {
@@ -69,12 +69,12 @@ describe('contactChannelFor', () => {
         { type: 'phone', value: '+49 30 123' },
       ],
     });
-    expect(await contactChannelFor(ctx, { contactProfile, contact })).toEqual({ type: 'mobile', value: '+49 171 5555555' });
+    expect(await contactChannelOf(ctx, { contactProfileId: contactProfile, contactId: contact })).toEqual({ type: 'mobile', value: '+49 171 5555555' });
   });
 
   it("falls back to the contact's general profile without an assigned profile", async () => {
     const { ctx, contact } = await contactWith({ general: [{ type: 'email', value: 'sam@example.com' }, { type: 'link', value: 'https://x.example' }] });
-    expect(await contactChannelFor(ctx, { contactProfile: null, contact })).toEqual({ type: 'email', value: 'sam@example.com' });
+    expect(await contactChannelOf(ctx, { contactProfileId: null, contactId: contact })).toEqual({ type: 'email', value: 'sam@example.com' });
   });
 
   it('falls back to the general profile when the assigned one has no customer-visible channel', async () => {
@@ -82,7 +82,7 @@ describe('contactChannelFor', () => {
       general: [{ type: 'phone', value: '+49 30 777' }],
       provider: [{ type: 'video', value: 'https://meet.example.com' }],
     });
-    expect(await contactChannelFor(ctx, { contactProfile, contact })).toEqual({ type: 'phone', value: '+49 30 777' });
+    expect(await contactChannelOf(ctx, { contactProfileId: contactProfile, contactId: contact })).toEqual({ type: 'phone', value: '+49 30 777' });
   });
 
   it('is null when no profile has a customer-visible channel, or there is no contact', async () => {
@@ -90,9 +90,9 @@ describe('contactChannelFor', () => {
       general: [{ type: 'messenger', value: '@sam' }],
       provider: [{ type: 'location', value: 'Berlin' }],
     });
-    expect(await contactChannelFor(ctx, { contactProfile, contact })).toBeNull();
+    expect(await contactChannelOf(ctx, { contactProfileId: contactProfile, contactId: contact })).toBeNull();
     const bare = await contactWith({});
-    expect(await contactChannelFor(bare.ctx, { contactProfile: null, contact: bare.contact })).toBeNull();
-    expect(await contactChannelFor(bare.ctx, { contactProfile: null, contact: null })).toBeNull();
+    expect(await contactChannelOf(bare.ctx, { contactProfileId: null, contactId: bare.contact })).toBeNull();
+    expect(await contactChannelOf(bare.ctx, { contactProfileId: null, contactId: null })).toBeNull();
   });
 });
