@@ -10,6 +10,8 @@ export interface FloodOptions {
   seconds: number;
   /** Seconds a single request may take before autocannon gives up on it (counted as a timeout). */
   timeoutSeconds?: number;
+  /** A sequence each connection sends in turn, over and over (instead of one request to `url`; `url` then gives the origin). */
+  requests?: { method: 'GET' | 'POST'; path: string; headers?: Record<string, string>; body?: string }[];
 }
 
 export interface FloodResult {
@@ -35,6 +37,7 @@ export async function flood(options: FloodOptions): Promise<FloodResult> {
     connections: options.connections,
     duration: options.seconds,
     timeout: options.timeoutSeconds ?? Math.max(10, options.seconds * 2),
+    ...(options.requests ? { requests: options.requests } : {}),
   });
   const ok = result['2xx'];
   const seconds = result.duration > 0 ? result.duration : options.seconds;

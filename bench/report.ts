@@ -105,7 +105,13 @@ off the previous phase's queue.
 working on one figure); it writes \`bench/results.partial.json\` and leaves
 results.json and this file alone. Order of a full run: B0, B1 hot, P3
 (single client), P3 history, P4, P5, P1, P2, P3 with the availability
-probe, P3 under writes, P4 stretch.
+probe, P3 under writes, page visit, P4 stretch.
+
+Beyond issue 10's table, results.json and the printed table carry **page
+visit** (no target, not a column here): what a visitor of the booking page
+costs, i.e. \`GET /book/:ref\`, one week of \`upcoming_bookables\` and
+\`public_data\` in turn on 50 connections for 5 s (autocannon), as visits/s
+and its ratio to B0.
 
 The machine's 2 cores are shared with PostgreSQL, Redis, the worker, the
 load generator and whatever else runs: \`load\` is the 1-minute load

@@ -24,6 +24,16 @@ export interface Figure {
   stretch?: boolean;
 }
 
+/** The target of a figure the project measures beyond issue 10's table: shown with its ratio, never judged. */
+export const NO_TARGET = 'none (extension)';
+
+/** A figure beyond issue 10's table, with its ratio to a baseline of the same run. */
+export function extensionFigure(spec: { id: string; what: string; unit: string; baseline: Figure | undefined }, value: number | null, details: Record<string, unknown>): Figure {
+  const base = spec.baseline?.value ?? null;
+  const ratio = value !== null && base ? value / base : null;
+  return { id: spec.id, what: spec.what, value: round(value), unit: spec.unit, ratio: round(ratio, 4), ratioOf: spec.baseline?.id ?? null, target: NO_TARGET, met: null, checks: {}, details };
+}
+
 export function baselineFigure(id: string, what: string, value: number | null, unit: string, details: Record<string, unknown>, error?: string): Figure {
   return { id, what, value: round(value), unit, ratio: null, ratioOf: null, target: 'baseline', met: null, checks: {}, details, ...(error ? { error } : {}) };
 }
@@ -82,5 +92,5 @@ export function limitFigure(
 
 /** A figure that could not be measured at all (phase failed or no time was left). */
 export function unmeasured(id: string, what: string, unit: string, target: string, error: string): Figure {
-  return { id, what, value: null, unit, ratio: null, ratioOf: null, target, met: target === 'baseline' ? null : false, checks: {}, details: {}, error };
+  return { id, what, value: null, unit, ratio: null, ratioOf: null, target, met: target === 'baseline' || target === NO_TARGET ? null : false, checks: {}, details: {}, error };
 }
