@@ -9,10 +9,11 @@ import { channelRowsOf } from './booking-request.js';
 import { assertRefCount, CHANNELLED_COLUMNS, type ChannelledRow, OFFER_COLUMNS, type OfferedProductRow, type OfferRow, offeredProducts, PRODUCT_JSON } from './public-resource.js';
 
 /**
- * active_products and public_data read plain rows in two or three queries
- * (the resources the refs name with everything the answer shows, and the
- * timeslots or appointments `tslRefs` name), like the rest of the booking
- * flow: a booking page asks for both on every visit.
+ * active_products and public_data read plain rows, like the rest of the
+ * booking flow: one query for the resources the refs name with everything
+ * the answer shows; with `tslRefs`, one for the timeslots and appointments
+ * they name and one for those resources. A booking page asks for
+ * public_data on every visit.
  */
 
 export interface PublicQuery {
