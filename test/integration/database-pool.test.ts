@@ -18,7 +18,7 @@ describe('database pool settings (DATABASE_POOL_MAX, DATABASE_*_TIMEOUT_MS)', ()
   });
   afterAll(async () => orm?.close());
 
-  it('defaults to 10 connections, 30 s statement and 60 s idle-in-transaction timeouts', () => {
+  it('defaults to 4 connections, 30 s statement and 60 s idle-in-transaction timeouts', () => {
     expect(DEFAULT_DATABASE_POOL).toEqual({ max: 4, statementTimeoutMs: 30_000, idleInTransactionTimeoutMs: 60_000, preparedStatements: true });
     const options = ormOptions(TEST_DATABASE_URL);
     expect(options.pool).toMatchObject({ max: 4 });
