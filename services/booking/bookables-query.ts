@@ -218,7 +218,8 @@ export interface ContactRow {
   value: string;
 }
 
-const PRODUCT_JSON = (alias: string) =>
+/** The `json_build_object` arguments of a product as the booking flow reads it (id, name, durations, lead and follow-up time) for product `alias`. */
+export const PRODUCT_FIELDS = (alias: string) =>
   `'id', ${alias}.id, 'name', ${alias}.name, 'min', ${alias}.min_duration, 'max', ${alias}.max_duration, 'lead', ${alias}.lead_time_minutes, 'follow', ${alias}.follow_up_time_minutes`;
 
 const CONTACT_CHANNELS_SQL = (profiles: string, users: string) => `
@@ -242,13 +243,13 @@ export async function loadListingScope(ctx: Context, named: NamedResource[], prd
         (select coalesce(json_agg(json_build_object('id', r.id, 'public_name', r.public_name, 'closed', r.archived or r.deleted_at is not null,
                   'contact_id', r.contact_id, 'contact_profile_id', r.contact_profile_id)), '[]')
            from resource r where r.id = any(?::uuid[])) as resources,
-        (select coalesce(json_agg(json_build_object('resource_id', x.resource_id, 'listed', x.listed, ${PRODUCT_JSON('pr')}) order by pr.name), '[]')
+        (select coalesce(json_agg(json_build_object('resource_id', x.resource_id, 'listed', x.listed, ${PRODUCT_FIELDS('pr')}) order by pr.name), '[]')
            from (select rp.resource_id, rp.product_id, true as listed from resource_product rp where rp.resource_id = any(?::uuid[])
                  union all
                  select r.id, p.id, false from resource r join product p on p.provider_id = r.provider_id
                   where r.id = any(?::uuid[]) and not exists (select 1 from resource_product rp where rp.resource_id = r.id)) x
            join product pr on pr.id = x.product_id) as products,
-        (select json_build_object(${PRODUCT_JSON('pr')}) from product pr where pr.provider_id = ? and ${productWhere} limit 1) as product,
+        (select json_build_object(${PRODUCT_FIELDS('pr')}) from product pr where pr.provider_id = ? and ${productWhere} limit 1) as product,
         (${CONTACT_CHANNELS_SQL('select contact_profile_id from resource where id = any(?::uuid[])', 'select contact_id from resource where id = any(?::uuid[])')}) as contacts`,
       [ids, ids, ids, named[0]!.providerId, ...(productKnowable ? [prdRef] : []), ids, ids],
     ),

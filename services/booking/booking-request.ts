@@ -4,11 +4,11 @@ import { validationError } from '../kernel/errors.js';
 import { isUuid } from '../kernel/ids.js';
 import { parseDateTimeInput } from '../kernel/wall-clock.js';
 import type { SlotProduct } from './bookability.js';
-import type { BookingChannelSetting, BookingProcess, ChannelKey } from '../resources/booking-channel-setting.entity.js';
+import type { BookingChannelSetting } from '../resources/booking-channel-setting.entity.js';
 import { channelOffersProduct, type EffectiveChannel, effectiveChannel, parseChannelKey } from '../resources/booking-channel.service.js';
 import type { Location } from '../kernel/address.js';
 import { type ResolvedRow, resolveResourceRows } from './bookables-query.js';
-import { assertRefCount } from './public-resource.js';
+import { assertRefCount, CHANNEL_SETTINGS_COLUMN, type ChannelSettingsJson, channelRowsOf } from './public-resource.js';
 
 export const uuidField = (name: string) => z.string().trim().refine(isUuid, `must be a UUID (${name})`);
 
@@ -42,35 +42,6 @@ interface ScopeResourceRow extends ResolvedRow {
   listed: string[];
   products: { id: string; provider_id: string; name: string; min: number | null; max: number | null; lead: number | null; follow: number | null }[];
 }
-
-/** A stored channel setting of a resource as CHANNEL_SETTINGS_COLUMN answers it. */
-export interface ChannelSettingsJson {
-  channel_key: ChannelKey;
-  visible: boolean;
-  booking_process: BookingProcess;
-  product_ids: string[] | null;
-  exclusive_product_ids: string[];
-  accepted_customer_ids: string[];
-}
-
-/** The channel settings of resource `r` as a JSON array of ChannelSettingsJson, for a resource row's select list. */
-export const CHANNEL_SETTINGS_COLUMN = `(select coalesce(json_agg(s), '[]') from (select channel_key, visible, booking_process, product_ids, exclusive_product_ids, accepted_customer_ids
-     from booking_channel_setting where resource_id = r.id) s)`;
-
-/** The settings rows effectiveChannel and channelOffersProduct read, from CHANNEL_SETTINGS_COLUMN's JSON. */
-export const channelRowsOf = (resourceId: string, settings: ChannelSettingsJson[]): BookingChannelSetting[] =>
-  settings.map(
-    (s) =>
-      ({
-        resource: { id: resourceId },
-        channelKey: s.channel_key,
-        visible: s.visible,
-        bookingProcess: s.booking_process,
-        productIds: s.product_ids,
-        exclusiveProductIds: s.exclusive_product_ids,
-        acceptedCustomerIds: s.accepted_customer_ids,
-      }) as BookingChannelSetting,
-  );
 
 const SCOPE_RESOURCE_COLUMNS = `, r.public_name, r.archived, r.address, r.contact_id, r.contact_profile_id, c.language as crm_language,
   ${CHANNEL_SETTINGS_COLUMN} as settings,

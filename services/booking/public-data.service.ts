@@ -5,8 +5,7 @@ import { limitPublic } from '../kernel/rate-limits.js';
 import { sql } from '../kernel/sql.js';
 import { channelOffersProduct, effectiveChannel, isExclusiveProduct, parseChannelKey } from '../resources/booking-channel.service.js';
 import { ContactDirectory, type ContactRow, resolveResourceRows, resourceRowsById } from './bookables-query.js';
-import { channelRowsOf } from './booking-request.js';
-import { assertRefCount, CHANNELLED_COLUMNS, type ChannelledRow, OFFER_COLUMNS, type OfferedProductRow, type OfferRow, offeredProducts, PRODUCT_JSON } from './public-resource.js';
+import { assertRefCount, CHANNELLED_COLUMNS, channelRowsOf, type ChannelledRow, OFFER_COLUMNS, type OfferedProductRow, type OfferRow, offeredProducts, PRODUCT_JSON } from './public-resource.js';
 
 /**
  * active_products and public_data read plain rows, like the rest of the

@@ -1,12 +1,41 @@
 import { validationError } from '../kernel/errors.js';
-import type { ResolvedRow } from './bookables-query.js';
-import { CHANNEL_SETTINGS_COLUMN, type ChannelSettingsJson } from './booking-request.js';
+import { PRODUCT_FIELDS, type ResolvedRow } from './bookables-query.js';
+import type { BookingChannelSetting, BookingProcess, ChannelKey } from '../resources/booking-channel-setting.entity.js';
 
 /**
- * What the booking flow's reads (active_products, public_data, the booking
- * page, live calendars) need of the resources a request names, as columns
- * for resolveResourceRows: plain rows in one query, no entities.
+ * What the booking flow (its scope, active_products, public_data, the
+ * booking page, live calendars) reads of the resources a request names, as
+ * columns for resolveResourceRows: plain rows in one query, no entities.
  */
+
+/** A stored channel setting of a resource as CHANNEL_SETTINGS_COLUMN answers it. */
+export interface ChannelSettingsJson {
+  channel_key: ChannelKey;
+  visible: boolean;
+  booking_process: BookingProcess;
+  product_ids: string[] | null;
+  exclusive_product_ids: string[];
+  accepted_customer_ids: string[];
+}
+
+/** The channel settings of resource `r` as a JSON array of ChannelSettingsJson, for a resource row's select list. */
+export const CHANNEL_SETTINGS_COLUMN = `(select coalesce(json_agg(s), '[]') from (select channel_key, visible, booking_process, product_ids, exclusive_product_ids, accepted_customer_ids
+     from booking_channel_setting where resource_id = r.id) s)`;
+
+/** The settings rows effectiveChannel and channelOffersProduct read, from CHANNEL_SETTINGS_COLUMN's JSON. */
+export const channelRowsOf = (resourceId: string, settings: ChannelSettingsJson[]): BookingChannelSetting[] =>
+  settings.map(
+    (s) =>
+      ({
+        resource: { id: resourceId },
+        channelKey: s.channel_key,
+        visible: s.visible,
+        bookingProcess: s.booking_process,
+        productIds: s.product_ids,
+        exclusiveProductIds: s.exclusive_product_ids,
+        acceptedCustomerIds: s.accepted_customer_ids,
+      }) as BookingChannelSetting,
+  );
 
 /** A product as a resource offers it. */
 export interface OfferedProductRow {
@@ -20,9 +49,7 @@ export interface OfferedProductRow {
 }
 
 /** `json_build_object` of OfferedProductRow for product `alias`. */
-export const PRODUCT_JSON = (alias: string) =>
-  `json_build_object('id', ${alias}.id, 'name', ${alias}.name, 'description', ${alias}.description, 'min', ${alias}.min_duration,
-     'max', ${alias}.max_duration, 'lead', ${alias}.lead_time_minutes, 'follow', ${alias}.follow_up_time_minutes)`;
+export const PRODUCT_JSON = (alias: string) => `json_build_object(${PRODUCT_FIELDS(alias)}, 'description', ${alias}.description)`;
 
 /** Whether a resource is archived, and its channel settings. */
 export interface ChannelledRow extends ResolvedRow {
