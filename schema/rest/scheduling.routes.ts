@@ -1,5 +1,5 @@
 import { cancelAppointment, cancelInput, deleteAppointmentsSilently, deleteInput } from '../../services/appointments/appointment-cancel.service.js';
-import { createAppointments, listAppointments, seriesInput, singleInput } from '../../services/appointments/appointment.service.js';
+import { createAppointments, listAppointmentViews, seriesInput, singleInput } from '../../services/appointments/appointment.service.js';
 import { toAppointmentView } from '../../services/appointments/appointment.view.js';
 import {
   createCustomer,
@@ -108,12 +108,12 @@ export const schedulingRoutes: Route[] = [
       responses: { 200: { description: 'the appointments', json: z.array(appointmentView) } },
     },
     async handle(ctx, req) {
-      const appointments = await listAppointments(ctx, req.params.providerRef!, {
+      const appointments = await listAppointmentViews(ctx, req.params.providerRef!, {
         productRef: stringQuery(req.query, 'productRef'),
         resourceRef: stringQuery(req.query, 'resourceRef'),
         includeArchived: booleanQuery(req.query, 'includeArchived', false),
       });
-      return ok(appointments.map((a) => toAppointmentView(a, ctx.clock.now())));
+      return ok(appointments);
     },
   },
   {

@@ -6,14 +6,17 @@ import { type Context, inTransaction, requireCrm } from '../kernel/context.js';
 import { DomainError, validationError } from '../kernel/errors.js';
 import { newId } from '../kernel/ids.js';
 import { type Keyset, keysetPage, type Page, type PageRequest, pageSize } from '../kernel/pagination.js';
+import { sql } from '../kernel/sql.js';
 import { flexibleBoolean, optionalText, parseInput, requiredText } from '../kernel/validation.js';
+import type { ParticipationState } from '../participations/participation.entity.js';
+import { type ParticipantFacts, participationViewOf } from '../participations/participation.service.js';
 import { parseDateTimeInput } from '../kernel/wall-clock.js';
 import { Product } from '../products/product.entity.js';
 import type { Provider } from '../providers/provider.entity.js';
 import { getProvider } from '../providers/provider.service.js';
 import { Resource } from '../resources/resource.entity.js';
 import { Appointment, CURRENCIES } from './appointment.entity.js';
-import { APPOINTMENT_VIEW_POPULATE } from './appointment.view.js';
+import { APPOINTMENT_VIEW_POPULATE, type AppointmentFacts, type AppointmentRefs, type AppointmentView, appointmentViewOf, visibleParticipations } from './appointment.view.js';
 import { announceNewAppointments } from './capacity-events.js';
 import { addEmbeddedParticipations, EMBEDDED_PARTICIPATIONS_MAX, embeddedParticipationInput } from './embedded-participations.js';
 import { expandSeries, SERIES_MAX_APPOINTMENTS, seriesSizeProblem, spansSeveralDays } from './series.js';
@@ -178,20 +181,14 @@ const APPOINTMENT_KEYSET: Keyset = {
 };
 
 /**
- * A provider's appointments (active and cancelled), oldest first (ties by
- * reference), filtered by product and resource reference: all of them, or
- * with `page` one page of them (`first` 1..APPOINTMENT_PAGE_MAX).
+ * One page (`first` 1..APPOINTMENT_PAGE_MAX) of a provider's appointments
+ * (active and cancelled), oldest first (ties by reference), filtered by
+ * product and resource reference and the start window; all of them, as
+ * views: listAppointmentViews.
  */
-export async function listAppointments(ctx: Context, providerReference: string, filter: AppointmentFilter): Promise<Appointment[]>;
-export async function listAppointments(ctx: Context, providerReference: string, filter: AppointmentFilter, page: PageRequest): Promise<Page<Appointment>>;
-export async function listAppointments(
-  ctx: Context,
-  providerReference: string,
-  filter: AppointmentFilter,
-  page?: PageRequest,
-): Promise<Appointment[] | Page<Appointment>> {
-  if (page) pageSize(page.first, APPOINTMENT_PAGE_MAX);
-  if (filter.from && filter.to && filter.to <= filter.from) throw validationError('to must be after from');
+export async function listAppointments(ctx: Context, providerReference: string, filter: AppointmentFilter, page: PageRequest): Promise<Page<Appointment>> {
+  pageSize(page.first, APPOINTMENT_PAGE_MAX);
+  assertWindow(filter);
   const provider = await getProvider(ctx, providerReference);
   const where: FilterQuery<Appointment> = {
     provider,
@@ -200,8 +197,72 @@ export async function listAppointments(
     ...(filter.resourceRef ? { resource: { reference: filter.resourceRef } } : {}),
     ...(filter.from || filter.to ? { start: { ...(filter.from ? { $gte: filter.from } : {}), ...(filter.to ? { $lt: filter.to } : {}) } } : {}),
   };
-  if (!page) return ctx.em.find(Appointment, where, { populate: APPOINTMENT_VIEW_POPULATE, orderBy: { start: 'asc', reference: 'asc' } });
   return keysetPage(ctx.em.createQueryBuilder(Appointment, APPOINTMENT_KEYSET.alias).where(where), APPOINTMENT_KEYSET, page, (ids) =>
     ctx.em.find(Appointment, { id: { $in: ids } }, { populate: APPOINTMENT_VIEW_POPULATE }),
   );
+}
+
+function assertWindow(filter: AppointmentFilter): void {
+  if (filter.from && filter.to && filter.to <= filter.from) throw validationError('to must be after from');
+}
+
+/** A row of APPOINTMENT_VIEW_SELECT: the columns and relations the /crms view shows, participations as JSON. */
+interface AppointmentViewRow extends Omit<AppointmentFacts, 'start' | 'end'>, AppointmentRefs {
+  start: Date | string;
+  end: Date | string;
+  participations: {
+    reference: string | null;
+    state: ParticipationState;
+    messages: string[] | null;
+    createdAt: string;
+    expiresAt: string | null;
+    customer: ParticipantFacts | null;
+  }[];
+}
+
+/**
+ * A provider's appointments with what their view shows, in one statement:
+ * bound are the provider, includeArchived, the product and resource
+ * reference (each twice, null for any) and the window (each bound twice,
+ * null for open).
+ */
+const APPOINTMENT_VIEW_SELECT = `select a.id, a.reference, a.accept_bookings as "acceptBookings", a.address, a.archived, a.capacity, a.description,
+    a.start, a."end", a.notes, a.price, a.series_id as "seriesId", a.state, u.reference as "contactReference",
+    pr.reference as "productReference", coalesce(a.product_name, pr.name) as "productName", r.reference as "resourceReference",
+    coalesce((select json_agg(json_build_object('reference', p.reference, 'state', p.state, 'messages', p.messages, 'createdAt', p.created_at,
+        'expiresAt', p.expires_at, 'customer', case when c.id is null then null else json_build_object('reference', c.reference, 'erasedAt', c.erased_at,
+        'userName', c.user_name, 'email', c.email, 'mobile', c.mobile, 'note', c.note) end) order by p.created_at, p.id)
+       from participation p left join customer c on c.id = p.customer_id where p.appointment_id = a.id), '[]') as participations
+  from appointment a join resource r on r.id = a.resource_id left join product pr on pr.id = a.product_id left join app_user u on u.id = a.contact_id
+ where a.provider_id = ? and (?::boolean or not a.archived) and (?::text is null or pr.reference = ?) and (?::text is null or r.reference = ?)
+   and (?::timestamptz is null or a.start >= ?::timestamptz) and (?::timestamptz is null or a.start < ?::timestamptz)
+ order by a.start, a.reference`;
+
+/**
+ * What listAppointments answers, as /crms views, read as plain rows in one
+ * statement: the ORM's populated find cost a CRM's poll of a small provider
+ * ~6 ms of gateway CPU, this ~0.3 ms. The view is the same function's
+ * (appointmentViewOf) as for an entity.
+ */
+export async function listAppointmentViews(ctx: Context, providerReference: string, filter: AppointmentFilter): Promise<AppointmentView[]> {
+  assertWindow(filter);
+  const provider = await getProvider(ctx, providerReference);
+  const optional = (value: unknown) => [value ?? null, value ?? null];
+  const rows = await sql<AppointmentViewRow>(ctx, APPOINTMENT_VIEW_SELECT, [
+    provider.id,
+    filter.includeArchived,
+    ...optional(filter.productRef),
+    ...optional(filter.resourceRef),
+    ...optional(filter.from),
+    ...optional(filter.to),
+  ]);
+  const now = ctx.clock.now();
+  return rows.map((row) => {
+    const participations = row.participations.map((p) => ({ ...p, createdAt: new Date(p.createdAt), expiresAt: p.expiresAt === null ? null : new Date(p.expiresAt) }));
+    return appointmentViewOf(
+      { ...row, start: new Date(row.start), end: new Date(row.end) },
+      row,
+      visibleParticipations(participations, now).map((p) => participationViewOf(p, row.reference, p.customer)),
+    );
+  });
 }

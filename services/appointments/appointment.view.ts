@@ -36,6 +36,46 @@ export function toAppointmentView<P extends ParticipationView = ParticipationVie
   participationView: (participation: Participation) => P = toParticipationView as (participation: Participation) => P,
 ): AppointmentView<P> {
   const participations = appointment.participations.isInitialized() ? appointment.participations.getItems() : [];
+  return appointmentViewOf(
+    appointment,
+    {
+      contactReference: appointment.contact?.reference ?? null,
+      productReference: appointment.product?.reference ?? null,
+      productName: appointment.productName ?? appointment.product?.name ?? null,
+      resourceReference: appointment.resource.reference,
+    },
+    visibleParticipations(participations, now).map(participationView),
+  );
+}
+
+/** What the /crms view shows of an appointment's own columns: an entity, or a row (listAppointmentViews). */
+export interface AppointmentFacts {
+  id: string;
+  reference: string;
+  acceptBookings: boolean;
+  address: unknown;
+  archived: boolean;
+  capacity: number;
+  description: string | null;
+  start: Date;
+  end: Date;
+  notes: string | null;
+  price: Price | null;
+  seriesId: string | null;
+  state: AppointmentState;
+}
+
+/** What the /crms view shows of an appointment's relations. */
+export interface AppointmentRefs {
+  contactReference: string | null;
+  productReference: string | null;
+  /** The name stored with the appointment, else its product's. */
+  productName: string | null;
+  resourceReference: string;
+}
+
+/** The /crms view of an appointment with the views of the participations it shows. */
+export function appointmentViewOf<P extends ParticipationView>(appointment: AppointmentFacts, refs: AppointmentRefs, participations: P[]): AppointmentView<P> {
   return {
     uuid: appointment.id,
     reference: appointment.reference,
@@ -43,25 +83,27 @@ export function toAppointmentView<P extends ParticipationView = ParticipationVie
     address: toLocationView(appointment.address),
     archived: appointment.archived,
     capacity: appointment.capacity,
-    contactReference: appointment.contact?.reference ?? null,
+    contactReference: refs.contactReference,
     description: appointment.description,
     start: formatUtc(appointment.start),
     end: formatUtc(appointment.end),
     notes: appointment.notes,
-    participations: participations
-      .filter((p) => !(p.state === 'RESERVED' && p.expiresAt && p.expiresAt <= now))
-      .sort((a, b) => a.createdAt.getTime() - b.createdAt.getTime())
-      .map((p) => {
-        const { appointmentReference: _omit, ...view } = participationView(p);
-        return view;
-      }),
+    participations: participations.map((p) => {
+      const { appointmentReference: _omit, ...view } = p;
+      return view;
+    }),
     price: appointment.price,
-    productReference: appointment.product?.reference ?? null,
-    productName: appointment.productName ?? appointment.product?.name ?? null,
-    resourceReference: appointment.resource.reference,
+    productReference: refs.productReference,
+    productName: refs.productName,
+    resourceReference: refs.resourceReference,
     seriesId: appointment.seriesId,
     state: appointment.state,
   };
+}
+
+/** The participations an appointment view shows, oldest first: holds whose time is up are left out. */
+export function visibleParticipations<T extends { state: string; expiresAt: Date | null; createdAt: Date }>(participations: readonly T[], now: Date): T[] {
+  return participations.filter((p) => !(p.state === 'RESERVED' && p.expiresAt && p.expiresAt <= now)).sort((a, b) => a.createdAt.getTime() - b.createdAt.getTime());
 }
 
 /** Relations toAppointmentView reads. */

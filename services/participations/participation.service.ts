@@ -152,12 +152,29 @@ export const toParticipationNode = (participation: Participation): Participation
   ...toParticipationView(participation),
 });
 
+/** What a participation view shows of the participant: its customer, as an entity or as a row with these fields. */
+export interface ParticipantFacts {
+  reference: string;
+  erasedAt: Date | string | null;
+  userName: string | null;
+  email: string | null;
+  mobile: string | null;
+  note: string | null;
+}
+
 /** The participation as the /crms endpoints show it; name, e-mail and mobile come from its customer. */
-export const toParticipationView = (participation: Participation): ParticipationView => {
-  const customer = participation.customer;
+export const toParticipationView = (participation: Participation): ParticipationView =>
+  participationViewOf(participation, participation.appointment.reference, participation.customer ?? null);
+
+/** The /crms view of a participation's facts, from an entity or a row (see listAppointmentViews). */
+export function participationViewOf(
+  participation: { reference: string | null; state: ParticipationState; messages: string[] | null },
+  appointmentReference: string,
+  customer: ParticipantFacts | null,
+): ParticipationView {
   return {
     reference: participation.reference,
-    appointmentReference: participation.appointment.reference,
+    appointmentReference,
     customerReference: customer?.erasedAt ? null : (customer?.reference ?? null),
     state: participation.state,
     name: customer?.userName ?? null,
@@ -166,4 +183,4 @@ export const toParticipationView = (participation: Participation): Participation
     note: customer?.note ?? null,
     messages: participation.messages,
   };
-};
+}

@@ -345,6 +345,37 @@ describe('scheduling: appointments (REST)', () => {
       expect((await g.api.get(`${g.base}/appointments?includeArchived=maybe`)).status).toBe(400);
     });
 
+    it('shows participations oldest first and leaves out holds whose time is up; the stored product name wins; the view is the one every answer shows', async () => {
+      const g = await setupScheduling(app);
+      const t0 = new Date('2026-06-10T08:00:00Z');
+      app.clock.set(t0);
+      try {
+        const a = await createAppointment(g, { start: '2027-05-03T10:00', end: '2027-05-03T11:00', capacity: 3, productName: 'Sonderbesichtigung' });
+        const expiring = await addParticipation(g, a.reference, { state: 'RESERVED' });
+        app.clock.set(new Date(t0.getTime() + 60_000));
+        const booked = await addParticipation(g, a.reference, { state: 'BOOKED', query: 'sendMails=false' });
+        app.clock.set(new Date(t0.getTime() + 2 * 60_000));
+        const live = await addParticipation(g, a.reference, { state: 'RESERVED' });
+        const listed = async () => (await g.api.get(`${g.base}/appointments`)).body.find((x: { reference: string }) => x.reference === a.reference);
+
+        expect((await listed()).participations.map((p: { reference: string }) => p.reference)).toEqual([expiring.reference, booked.reference, live.reference]);
+        // The first hold ran out at t0 + 3 min, the second runs until t0 + 5 min.
+        app.clock.set(new Date(t0.getTime() + 4 * 60_000));
+        const later = await listed();
+        expect(later.participations.map((p: { reference: string; state: string }) => [p.reference, p.state])).toEqual([
+          [booked.reference, 'BOOKED'],
+          [live.reference, 'RESERVED'],
+        ]);
+        expect(later.productName).toBe('Sonderbesichtigung');
+        // The cancellation answers the appointment through the entity path: the list shows it alike.
+        const cancelled = await g.api.delete(`${g.base}/appointments?message=x`, { appointmentReference: a.reference });
+        expect(cancelled.status).toBe(200);
+        expect(await listed()).toEqual(cancelled.body.appointment);
+      } finally {
+        app.clock.reset();
+      }
+    });
+
     it('lists cancelled appointments too', async () => {
       const g = await setupScheduling(app);
       const a = await createAppointment(g);
