@@ -9,7 +9,7 @@ import { type Keyset, keysetPage, type Page, type PageRequest, pageSize } from '
 import { sql } from '../kernel/sql.js';
 import { flexibleBoolean, optionalText, parseInput, requiredText } from '../kernel/validation.js';
 import type { ParticipationState } from '../participations/participation.entity.js';
-import { type ParticipantFacts, participationViewOf } from '../participations/participation.service.js';
+import { type ParticipantFacts, type ParticipationView, participationViewOf } from '../participations/participation.service.js';
 import { parseDateTimeInput } from '../kernel/wall-clock.js';
 import { Product } from '../products/product.entity.js';
 import type { Provider } from '../providers/provider.entity.js';
@@ -183,10 +183,17 @@ const APPOINTMENT_KEYSET: Keyset = {
 /**
  * One page (`first` 1..APPOINTMENT_PAGE_MAX) of a provider's appointments
  * (active and cancelled), oldest first (ties by reference), filtered by
- * product and resource reference and the start window; all of them, as
- * views: listAppointmentViews.
+ * product and resource reference and the start window, as views whose
+ * participations `participationView` shapes (the GraphQL nodes); all of
+ * them: listAppointmentViews.
  */
-export async function listAppointments(ctx: Context, providerReference: string, filter: AppointmentFilter, page: PageRequest): Promise<Page<Appointment>> {
+export async function listAppointments<P extends ParticipationView>(
+  ctx: Context,
+  providerReference: string,
+  filter: AppointmentFilter,
+  page: PageRequest,
+  participationView: ParticipationViewOfRow<P>,
+): Promise<Page<AppointmentView<P>>> {
   pageSize(page.first, APPOINTMENT_PAGE_MAX);
   assertWindow(filter);
   const provider = await getProvider(ctx, providerReference);
@@ -197,8 +204,8 @@ export async function listAppointments(ctx: Context, providerReference: string, 
     ...(filter.resourceRef ? { resource: { reference: filter.resourceRef } } : {}),
     ...(filter.from || filter.to ? { start: { ...(filter.from ? { $gte: filter.from } : {}), ...(filter.to ? { $lt: filter.to } : {}) } } : {}),
   };
-  return keysetPage(ctx.em.createQueryBuilder(Appointment, APPOINTMENT_KEYSET.alias).where(where), APPOINTMENT_KEYSET, page, (ids) =>
-    ctx.em.find(Appointment, { id: { $in: ids } }, { populate: APPOINTMENT_VIEW_POPULATE }),
+  return keysetPage(ctx.em.createQueryBuilder(Appointment, APPOINTMENT_KEYSET.alias).where(where), APPOINTMENT_KEYSET, page, async (ids) =>
+    (await readAppointmentViews(ctx, 'a.id = any(?::uuid[])', [ids], participationView)).map((view) => ({ ...view, id: view.uuid })),
   );
 }
 
@@ -206,64 +213,74 @@ function assertWindow(filter: AppointmentFilter): void {
   if (filter.from && filter.to && filter.to <= filter.from) throw validationError('to must be after from');
 }
 
+/** A participation of APPOINTMENT_VIEW_SELECT's JSON, its times read. */
+export interface ParticipationRow {
+  id: string;
+  reference: string | null;
+  state: ParticipationState;
+  messages: string[] | null;
+  createdAt: Date;
+  expiresAt: Date | null;
+  customer: ParticipantFacts | null;
+}
+
+/** How a view built from rows shows a participation of the appointment with this reference. */
+export type ParticipationViewOfRow<P extends ParticipationView> = (participation: ParticipationRow, appointmentReference: string) => P;
+
 /** A row of APPOINTMENT_VIEW_SELECT: the columns and relations the /crms view shows, participations as JSON. */
 interface AppointmentViewRow extends Omit<AppointmentFacts, 'start' | 'end'>, AppointmentRefs {
   start: Date | string;
   end: Date | string;
-  participations: {
-    reference: string | null;
-    state: ParticipationState;
-    messages: string[] | null;
-    createdAt: string;
-    expiresAt: string | null;
-    customer: ParticipantFacts | null;
-  }[];
+  participations: (Omit<ParticipationRow, 'createdAt' | 'expiresAt'> & { createdAt: string; expiresAt: string | null })[];
 }
 
-/**
- * A provider's appointments with what their view shows, in one statement:
- * bound are the provider, includeArchived, the product and resource
- * reference (each twice, null for any) and the window (each bound twice,
- * null for open).
- */
+/** Appointments with what their view shows, participations as JSON; the caller adds its WHERE (alias `a`) and ORDER BY. */
 const APPOINTMENT_VIEW_SELECT = `select a.id, a.reference, a.accept_bookings as "acceptBookings", a.address, a.archived, a.capacity, a.description,
     a.start, a."end", a.notes, a.price, a.series_id as "seriesId", a.state, u.reference as "contactReference",
     pr.reference as "productReference", coalesce(a.product_name, pr.name) as "productName", r.reference as "resourceReference",
-    coalesce((select json_agg(json_build_object('reference', p.reference, 'state', p.state, 'messages', p.messages, 'createdAt', p.created_at,
+    coalesce((select json_agg(json_build_object('id', p.id, 'reference', p.reference, 'state', p.state, 'messages', p.messages, 'createdAt', p.created_at,
         'expiresAt', p.expires_at, 'customer', case when c.id is null then null else json_build_object('reference', c.reference, 'erasedAt', c.erased_at,
         'userName', c.user_name, 'email', c.email, 'mobile', c.mobile, 'note', c.note) end) order by p.created_at, p.id)
        from participation p left join customer c on c.id = p.customer_id where p.appointment_id = a.id), '[]') as participations
-  from appointment a join resource r on r.id = a.resource_id left join product pr on pr.id = a.product_id left join app_user u on u.id = a.contact_id
- where a.provider_id = ? and (?::boolean or not a.archived) and (?::text is null or pr.reference = ?) and (?::text is null or r.reference = ?)
-   and (?::timestamptz is null or a.start >= ?::timestamptz) and (?::timestamptz is null or a.start < ?::timestamptz)
- order by a.start, a.reference`;
+  from appointment a join resource r on r.id = a.resource_id left join product pr on pr.id = a.product_id left join app_user u on u.id = a.contact_id`;
 
 /**
- * All of a provider's appointments (active and cancelled), oldest first
- * (ties by reference), filtered as listAppointments filters, as /crms views
- * read as plain rows in one statement: the ORM's find with the view's five
+ * Appointment views read as plain rows in one statement (`where` binds
+ * `params`), in start and reference order, shaped by the same
+ * appointmentViewOf as an entity's: the ORM's find with the view's five
  * relations cost ~6–7 ms of CPU for five appointments on the benchmark host.
- * The view is shaped by the same appointmentViewOf as an entity's.
  */
-export async function listAppointmentViews(ctx: Context, providerReference: string, filter: AppointmentFilter): Promise<AppointmentView[]> {
-  assertWindow(filter);
-  const provider = await getProvider(ctx, providerReference);
-  const optional = (value: unknown) => [value ?? null, value ?? null];
-  const rows = await sql<AppointmentViewRow>(ctx, APPOINTMENT_VIEW_SELECT, [
-    provider.id,
-    filter.includeArchived,
-    ...optional(filter.productRef),
-    ...optional(filter.resourceRef),
-    ...optional(filter.from),
-    ...optional(filter.to),
-  ]);
+async function readAppointmentViews<P extends ParticipationView>(
+  ctx: Context,
+  where: string,
+  params: unknown[],
+  participationView: ParticipationViewOfRow<P>,
+): Promise<AppointmentView<P>[]> {
+  const rows = await sql<AppointmentViewRow>(ctx, `${APPOINTMENT_VIEW_SELECT} where ${where} order by a.start, a.reference`, params);
   const now = ctx.clock.now();
   return rows.map((row) => {
     const participations = row.participations.map((p) => ({ ...p, createdAt: new Date(p.createdAt), expiresAt: p.expiresAt === null ? null : new Date(p.expiresAt) }));
     return appointmentViewOf(
       { ...row, start: new Date(row.start), end: new Date(row.end) },
       row,
-      visibleParticipations(participations, now).map((p) => participationViewOf(p, row.reference, p.customer)),
+      visibleParticipations(participations, now).map((p) => participationView(p, row.reference)),
     );
   });
+}
+
+/**
+ * All of a provider's appointments (active and cancelled), oldest first
+ * (ties by reference), filtered as listAppointments filters, as /crms views.
+ */
+export async function listAppointmentViews(ctx: Context, providerReference: string, filter: AppointmentFilter): Promise<AppointmentView[]> {
+  assertWindow(filter);
+  const provider = await getProvider(ctx, providerReference);
+  const optional = (value: unknown) => [value ?? null, value ?? null];
+  return readAppointmentViews(
+    ctx,
+    `a.provider_id = ? and (?::boolean or not a.archived) and (?::text is null or pr.reference = ?) and (?::text is null or r.reference = ?)
+       and (?::timestamptz is null or a.start >= ?::timestamptz) and (?::timestamptz is null or a.start < ?::timestamptz)`,
+    [provider.id, filter.includeArchived, ...optional(filter.productRef), ...optional(filter.resourceRef), ...optional(filter.from), ...optional(filter.to)],
+    (p, appointmentReference) => participationViewOf(p, appointmentReference, p.customer),
+  );
 }

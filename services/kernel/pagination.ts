@@ -91,10 +91,11 @@ export function decodeCursor(keyset: Keyset, cursor: string): CursorKey {
 /**
  * One page of the rows `query` selects (filtered, root alias `keyset.alias`),
  * in keyset order after `request.after`. Reads first + 1 keys to know whether
- * more follow, then loads the page's entities with `load` (by id, in any order).
+ * more follow, then loads the page's items with `load` (by id, in any order):
+ * entities, or views read as plain rows.
  */
-export async function keysetPage<T extends { id: string }>(
-  query: QueryBuilder<T>,
+export async function keysetPage<E extends object, T extends { id: string }>(
+  query: QueryBuilder<E>,
   keyset: Keyset,
   request: PageRequest,
   load: (ids: string[]) => Promise<T[]>,

@@ -147,10 +147,17 @@ export interface ParticipationView {
 }
 
 /** The participation as GraphQL shows it: the REST view plus its UUID (GraphQL `id`, stable across state changes). */
-export const toParticipationNode = (participation: Participation): ParticipationView & { uuid: string } => ({
-  uuid: participation.id,
-  ...toParticipationView(participation),
-});
+export const toParticipationNode = (participation: Participation): ParticipationNodeView =>
+  participationNodeOf(participation, participation.appointment.reference, participation.customer ?? null);
+
+export type ParticipationNodeView = ParticipationView & { uuid: string };
+
+/** The GraphQL view of a participation's facts, from an entity or a row. */
+export const participationNodeOf = (
+  participation: Parameters<typeof participationViewOf>[0] & { id: string },
+  appointmentReference: string,
+  customer: ParticipantFacts | null,
+): ParticipationNodeView => ({ uuid: participation.id, ...participationViewOf(participation, appointmentReference, customer) });
 
 /** What a participation view shows of the participant: its customer, as an entity or as a row with these fields. */
 export interface ParticipantFacts {

@@ -230,6 +230,38 @@ describe('GraphQL cursor pagination', () => {
       expect(pages.flatMap((page) => page.edges.flatMap((e: any) => e.node.participations.map((p: any) => p.reference)))).toEqual(refs);
     });
 
+    it('shows an appointment of a page as every other answer does (the cancellation, built from the entity)', async () => {
+      const g = await setupScheduling(app);
+      const FIELDS = `id uuid reference start end capacity acceptBookings resourceReference productReference productName contactReference
+        address { ... on Address { city zip street number countryCode } ... on TextLocation { text } }
+        price { value currency } archived description notes seriesId state
+        participations { id reference appointmentReference customerReference state name email mobile note messages }`;
+      const appointment = await createAppointment(g, {
+        start: '2027-09-01T08:00',
+        end: '2027-09-01T09:00',
+        capacity: 3,
+        productName: 'Sonderbesichtigung',
+        price: { value: 12, currency: 'EUR' },
+        notes: 'n',
+        participations: [
+          { reference: `pp-a-${unique()}`, name: 'Anna', email: 'anna@example.com', state: 'BOOKED' },
+          { reference: `pp-b-${unique()}`, name: 'Bert', email: 'bert@example.com', mobile: '+49 170 2222222', note: 'VIP', state: 'REQUESTED' },
+        ],
+      });
+      const page = async () =>
+        (await gql(g, `query($p: String!) { appointments(providerReference: $p, first: 10) { nodes { ${FIELDS} } } }`, { p: g.providerRef })).data.appointments.nodes;
+      const [listed] = await page();
+      expect(listed.participations.map((p: { reference: string }) => p.reference)).toEqual(appointment.participations.map((p: { reference: string }) => p.reference));
+      expect(listed).toMatchObject({ reference: appointment.reference, productName: 'Sonderbesichtigung', price: { value: 12, currency: 'EUR' } });
+      const cancelled = await gql(
+        g,
+        `mutation($p: String!, $a: String!) { cancelAppointment(providerReference: $p, appointmentReference: $a) { ${FIELDS} } }`,
+        { p: g.providerRef, a: appointment.reference },
+      );
+      expect(cancelled.error).toBeUndefined();
+      expect(await page()).toEqual([cancelled.data.cancelAppointment]);
+    });
+
     it("another CRM gets NOT_FOUND for this CRM's provider, with or without a cursor", async () => {
       const other = await setupScheduling(app);
       const cursor = (await gql(f, APPOINTMENTS, { p: f.providerRef, first: 2 })).data.appointments.pageInfo.endCursor;

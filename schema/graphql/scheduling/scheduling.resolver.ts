@@ -9,7 +9,7 @@ import type { toLocationView } from '../../../services/kernel/address-input.js';
 import type { Context } from '../../../services/kernel/context.js';
 import { DomainError, unlessNotFound } from '../../../services/kernel/errors.js';
 import { PAGE_SIZE_DEFAULT } from '../../../services/kernel/pagination.js';
-import { createParticipation, type ParticipationView, toParticipationNode, updateParticipationState } from '../../../services/participations/participation.service.js';
+import { createParticipation, type ParticipationNodeView, participationNodeOf, toParticipationNode, updateParticipationState } from '../../../services/participations/participation.service.js';
 import type { Timeslot } from '../../../services/timeslots/timeslot.entity.js';
 import { createTimeslots, deleteTimeslot, listTimeslots, TIMESLOT_PAGE_MAX, updateTimeslot } from '../../../services/timeslots/timeslot.service.js';
 import { type TimeslotView, toTimeslotView } from '../../../services/timeslots/timeslot.view.js';
@@ -37,7 +37,6 @@ import {
   TimeslotUpdateInput,
 } from './scheduling.types.js';
 
-type ParticipationNodeView = ParticipationView & { uuid: string };
 
 /** Free-text locations become `TextLocation` objects, since a GraphQL union holds only object types. */
 const toLocation = (value: ReturnType<typeof toLocationView>): LocationValue | null =>
@@ -125,9 +124,9 @@ export class SchedulingResolver {
       providerReference,
       { productRef: productRef || undefined, resourceRef: resourceRef || undefined, includeArchived, from: from ?? undefined, to: to ?? undefined },
       { first, after },
+      (participation, appointmentReference) => participationNodeOf(participation, appointmentReference, participation.customer),
     );
-    const now = ctx.clock.now();
-    return toConnection(found, (appointment) => toAppointmentType(appointment, now));
+    return toConnection(found, appointmentTypeOf);
   }
 
   @Mutation(() => AppointmentType, { description: 'Creates a single appointment.' })
