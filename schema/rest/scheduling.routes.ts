@@ -1,5 +1,5 @@
 import { cancelAppointment, cancelInput, deleteAppointmentsSilently, deleteInput } from '../../services/appointments/appointment-cancel.service.js';
-import { createAppointments, listAppointmentViews, seriesInput, singleInput } from '../../services/appointments/appointment.service.js';
+import { createAppointments, crmParticipationView, listAppointmentViews, seriesInput, singleInput } from '../../services/appointments/appointment.service.js';
 import { toAppointmentView } from '../../services/appointments/appointment.view.js';
 import {
   createCustomer,
@@ -63,11 +63,14 @@ export const schedulingRoutes: Route[] = [
       responses: { 200: { description: 'the timeslots', json: z.array(timeslotWithAppointmentsView) } },
     },
     async handle(ctx, req) {
-      const found = await listTimeslots(ctx, req.params.providerRef!, req.params.resourceRef!, {
-        from: stringQuery(req.query, 'from'),
-        to: stringQuery(req.query, 'to'),
-      });
-      return ok(found.map(({ timeslot, appointments }) => toTimeslotView(timeslot, appointments, ctx.clock.now())));
+      const found = await listTimeslots(
+        ctx,
+        req.params.providerRef!,
+        req.params.resourceRef!,
+        { from: stringQuery(req.query, 'from'), to: stringQuery(req.query, 'to') },
+        crmParticipationView,
+      );
+      return ok(found.map(({ timeslot, appointments }) => toTimeslotView(timeslot, appointments)));
     },
   },
   {

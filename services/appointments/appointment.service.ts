@@ -205,7 +205,7 @@ export async function listAppointments<P extends ParticipationView>(
     ...(filter.from || filter.to ? { start: { ...(filter.from ? { $gte: filter.from } : {}), ...(filter.to ? { $lt: filter.to } : {}) } } : {}),
   };
   return keysetPage(ctx.em.createQueryBuilder(Appointment, APPOINTMENT_KEYSET.alias).where(where), APPOINTMENT_KEYSET, page, async (ids) =>
-    (await readAppointmentViews(ctx, 'a.id = any(?::uuid[])', [ids], participationView)).map((view) => ({ ...view, id: view.uuid })),
+    (await readAppointmentViews(ctx, 'a.id = any(?::uuid[])', [ids], participationView)).map(({ view }) => ({ ...view, id: view.uuid })),
   );
 }
 
@@ -229,6 +229,7 @@ export type ParticipationViewOfRow<P extends ParticipationView> = (participation
 
 /** A row of APPOINTMENT_VIEW_SELECT: the columns and relations the /crms view shows, participations as JSON. */
 interface AppointmentViewRow extends Omit<AppointmentFacts, 'start' | 'end'>, AppointmentRefs {
+  timeslotId: string | null;
   start: Date | string;
   end: Date | string;
   participations: (Omit<ParticipationRow, 'createdAt' | 'expiresAt'> & { createdAt: string; expiresAt: string | null })[];
@@ -236,7 +237,7 @@ interface AppointmentViewRow extends Omit<AppointmentFacts, 'start' | 'end'>, Ap
 
 /** Appointments with what their view shows, participations as JSON; the caller adds its WHERE (alias `a`) and ORDER BY. */
 const APPOINTMENT_VIEW_SELECT = `select a.id, a.reference, a.accept_bookings as "acceptBookings", a.address, a.archived, a.capacity, a.description,
-    a.start, a."end", a.notes, a.price, a.series_id as "seriesId", a.state, u.reference as "contactReference",
+    a.start, a."end", a.notes, a.price, a.series_id as "seriesId", a.state, a.timeslot_id as "timeslotId", u.reference as "contactReference",
     pr.reference as "productReference", coalesce(a.product_name, pr.name) as "productName", r.reference as "resourceReference",
     coalesce((select json_agg(json_build_object('id', p.id, 'reference', p.reference, 'state', p.state, 'messages', p.messages, 'createdAt', p.created_at,
         'expiresAt', p.expires_at, 'customer', case when c.id is null then null else json_build_object('reference', c.reference, 'erasedAt', c.erased_at,
@@ -244,29 +245,40 @@ const APPOINTMENT_VIEW_SELECT = `select a.id, a.reference, a.accept_bookings as 
        from participation p left join customer c on c.id = p.customer_id where p.appointment_id = a.id), '[]') as participations
   from appointment a join resource r on r.id = a.resource_id left join product pr on pr.id = a.product_id left join app_user u on u.id = a.contact_id`;
 
+/** An appointment view read by readAppointmentViews, with the timeslot the appointment was made from. */
+export interface AppointmentViewRead<P extends ParticipationView> {
+  timeslotId: string | null;
+  view: AppointmentView<P>;
+}
+
 /**
  * Appointment views read as plain rows in one statement (`where` binds
  * `params`), in start and reference order, shaped by the same
  * appointmentViewOf as an entity's: the ORM's find with the view's five
  * relations cost ~6–7 ms of CPU for five appointments on the benchmark host.
  */
-async function readAppointmentViews<P extends ParticipationView>(
+export async function readAppointmentViews<P extends ParticipationView>(
   ctx: Context,
   where: string,
   params: unknown[],
   participationView: ParticipationViewOfRow<P>,
-): Promise<AppointmentView<P>[]> {
+): Promise<AppointmentViewRead<P>[]> {
   const rows = await sql<AppointmentViewRow>(ctx, `${APPOINTMENT_VIEW_SELECT} where ${where} order by a.start, a.reference`, params);
   const now = ctx.clock.now();
   return rows.map((row) => {
     const participations = row.participations.map((p) => ({ ...p, createdAt: new Date(p.createdAt), expiresAt: p.expiresAt === null ? null : new Date(p.expiresAt) }));
-    return appointmentViewOf(
+    const view = appointmentViewOf(
       { ...row, start: new Date(row.start), end: new Date(row.end) },
       row,
       visibleParticipations(participations, now).map((p) => participationView(p, row.reference)),
     );
+    return { timeslotId: row.timeslotId, view };
   });
 }
+
+/** How the /crms endpoints show a participation read as a row. */
+export const crmParticipationView: ParticipationViewOfRow<ParticipationView> = (participation, appointmentReference) =>
+  participationViewOf(participation, appointmentReference, participation.customer);
 
 /**
  * All of a provider's appointments (active and cancelled), oldest first
@@ -281,6 +293,6 @@ export async function listAppointmentViews(ctx: Context, providerReference: stri
     `a.provider_id = ? and (?::boolean or not a.archived) and (?::text is null or pr.reference = ?) and (?::text is null or r.reference = ?)
        and (?::timestamptz is null or a.start >= ?::timestamptz) and (?::timestamptz is null or a.start < ?::timestamptz)`,
     [provider.id, filter.includeArchived, ...optional(filter.productRef), ...optional(filter.resourceRef), ...optional(filter.from), ...optional(filter.to)],
-    (p, appointmentReference) => participationViewOf(p, appointmentReference, p.customer),
-  );
+    crmParticipationView,
+  ).then((read) => read.map(({ view }) => view));
 }

@@ -1,7 +1,9 @@
 import type { FilterQuery } from '@mikro-orm/core';
 import { z } from 'zod';
 import { Appointment } from '../appointments/appointment.entity.js';
-import { APPOINTMENT_VIEW_POPULATE } from '../appointments/appointment.view.js';
+import { type ParticipationViewOfRow, readAppointmentViews } from '../appointments/appointment.service.js';
+import type { AppointmentView } from '../appointments/appointment.view.js';
+import type { ParticipationView } from '../participations/participation.service.js';
 import { locationInput } from '../kernel/address-input.js';
 import { type Context, inTransaction, requireCrm } from '../kernel/context.js';
 import { DomainError, notFound, validationError } from '../kernel/errors.js';
@@ -98,31 +100,41 @@ const TIMESLOT_KEYSET: Keyset = {
   order: 'asc',
 };
 
-export interface TimeslotWithAppointments {
+export interface TimeslotWithAppointments<P extends ParticipationView = ParticipationView> {
   timeslot: Timeslot;
-  appointments: Appointment[];
+  /** The views of the appointments made from it, by start. */
+  appointments: AppointmentView<P>[];
 }
 
 /**
  * A resource's timeslots overlapping [from, to), by start, each with the
- * appointments already made from it: all of them, or with `page` one page of them
+ * views of the appointments already made from it (participations shaped by
+ * `participationView`): all of them, or with `page` one page of them
  * (`first` 1..TIMESLOT_PAGE_MAX).
  */
-export async function listTimeslots(ctx: Context, providerReference: string, resourceReference: string, range: { from?: string; to?: string }): Promise<TimeslotWithAppointments[]>;
-export async function listTimeslots(
+export async function listTimeslots<P extends ParticipationView>(
   ctx: Context,
   providerReference: string,
   resourceReference: string,
   range: { from?: string; to?: string },
+  participationView: ParticipationViewOfRow<P>,
+): Promise<TimeslotWithAppointments<P>[]>;
+export async function listTimeslots<P extends ParticipationView>(
+  ctx: Context,
+  providerReference: string,
+  resourceReference: string,
+  range: { from?: string; to?: string },
+  participationView: ParticipationViewOfRow<P>,
   page: PageRequest,
-): Promise<Page<TimeslotWithAppointments>>;
-export async function listTimeslots(
+): Promise<Page<TimeslotWithAppointments<P>>>;
+export async function listTimeslots<P extends ParticipationView>(
   ctx: Context,
   providerReference: string,
   resourceReference: string,
   range: { from?: string; to?: string },
+  participationView: ParticipationViewOfRow<P>,
   page?: PageRequest,
-): Promise<TimeslotWithAppointments[] | Page<TimeslotWithAppointments>> {
+): Promise<TimeslotWithAppointments<P>[] | Page<TimeslotWithAppointments<P>>> {
   if (page) pageSize(page.first, TIMESLOT_PAGE_MAX);
   const provider = await getProvider(ctx, providerReference);
   if (!range.from) throw validationError('query parameter from is required');
@@ -132,19 +144,26 @@ export async function listTimeslots(
   if (to <= from) throw validationError('to must be after from');
   const resource = await getResourceOf(ctx, provider, resourceReference);
   const where: FilterQuery<Timeslot> = { resource, start: { $lt: to }, end: { $gt: from } };
-  if (!page) return withAppointments(ctx, await ctx.em.find(Timeslot, where, { orderBy: { start: 'asc' }, populate: ['resource'] }));
+  if (!page) return withAppointments(ctx, await ctx.em.find(Timeslot, where, { orderBy: { start: 'asc' }, populate: ['resource'] }), participationView);
   const found = await keysetPage(ctx.em.createQueryBuilder(Timeslot, TIMESLOT_KEYSET.alias).where(where), TIMESLOT_KEYSET, page, (ids) =>
     ctx.em.find(Timeslot, { id: { $in: ids } }, { populate: ['resource'] }),
   );
-  const withThem = await withAppointments(ctx, found.edges.map((edge) => edge.node));
+  const withThem = await withAppointments(ctx, found.edges.map((edge) => edge.node), participationView);
   return { ...found, edges: found.edges.map((edge, i) => ({ cursor: edge.cursor, node: withThem[i]! })) };
 }
 
-async function withAppointments(ctx: Context, timeslots: Timeslot[]): Promise<TimeslotWithAppointments[]> {
-  const appointments = timeslots.length
-    ? await ctx.em.find(Appointment, { timeslot: { $in: timeslots } }, { populate: APPOINTMENT_VIEW_POPULATE, orderBy: { start: 'asc' } })
-    : [];
-  return timeslots.map((timeslot) => ({ timeslot, appointments: appointments.filter((a) => a.timeslot?.id === timeslot.id) }));
+/** The timeslots with the views of their appointments, read in one statement. */
+async function withAppointments<P extends ParticipationView>(
+  ctx: Context,
+  timeslots: Timeslot[],
+  participationView: ParticipationViewOfRow<P>,
+): Promise<TimeslotWithAppointments<P>[]> {
+  const read = timeslots.length ? await readAppointmentViews(ctx, 'a.timeslot_id = any(?::uuid[])', [timeslots.map((t) => t.id)], participationView) : [];
+  const byTimeslot = new Map<string, AppointmentView<P>[]>();
+  for (const { timeslotId, view } of read) {
+    if (timeslotId) byTimeslot.set(timeslotId, [...(byTimeslot.get(timeslotId) ?? []), view]);
+  }
+  return timeslots.map((timeslot) => ({ timeslot, appointments: byTimeslot.get(timeslot.id) ?? [] }));
 }
 
 /**

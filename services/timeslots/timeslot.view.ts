@@ -1,6 +1,4 @@
-import { type AppointmentView, toAppointmentView } from '../appointments/appointment.view.js';
-import type { Appointment } from '../appointments/appointment.entity.js';
-import type { Participation } from '../participations/participation.entity.js';
+import type { AppointmentView } from '../appointments/appointment.view.js';
 import type { ParticipationView } from '../participations/participation.service.js';
 import { toLocationView } from '../kernel/address-input.js';
 import { formatUtc } from '../kernel/wall-clock.js';
@@ -20,13 +18,8 @@ export interface TimeslotView<P extends ParticipationView = ParticipationView> {
   appointments?: AppointmentView<P>[];
 }
 
-/** A timeslot as /crms endpoints show it: times in UTC with `Z`, appointments when given (participations by `participationView`). */
-export function toTimeslotView<P extends ParticipationView = ParticipationView>(
-  timeslot: Timeslot,
-  appointments?: Appointment[],
-  now = new Date(),
-  participationView?: (participation: Participation) => P,
-): TimeslotView<P> {
+/** A timeslot as /crms endpoints show it: times in UTC with `Z`, the views of its appointments when given. */
+export function toTimeslotView<P extends ParticipationView = ParticipationView>(timeslot: Timeslot, appointments?: AppointmentView<P>[]): TimeslotView<P> {
   return {
     uuid: timeslot.id,
     reference: timeslot.reference,
@@ -38,6 +31,6 @@ export function toTimeslotView<P extends ParticipationView = ParticipationView>(
     defaultAcceptBookings: timeslot.defaultAcceptBookings,
     address: toLocationView(timeslot.address),
     state: timeslot.state,
-    ...(appointments ? { appointments: appointments.map((a) => toAppointmentView(a, now, participationView)) } : {}),
+    ...(appointments ? { appointments } : {}),
   };
 }

@@ -226,6 +226,9 @@ describe('scheduling: timeslots (REST)', () => {
         participations: [expect.objectContaining({ state: 'RESERVED', name: null }), expect.objectContaining({ state: 'BOOKED', name: 'Carla Customer' })],
       });
       expect(second.appointments).toEqual([]);
+      // Shown as the provider's appointment listing shows it.
+      const listed = (await f.api.get(`${f.base}/appointments?resourceRef=${enc(resourceRef)}`)).body;
+      expect(first.appointments).toEqual(listed.filter((x: { reference: string }) => x.reference === booked.reference));
     });
   });
 
