@@ -283,9 +283,10 @@ export const crmParticipationView: ParticipationViewOfRow<ParticipationView> = (
 /**
  * All of a provider's appointments (active and cancelled), oldest first
  * (ties by reference), filtered as listAppointments filters, as /crms views.
- * The provider is looked up by reference inside the listing's statement (a
- * round trip and an ORM lookup fewer); only an empty answer asks whether
- * the provider exists (404).
+ * The provider is looked up by reference inside the listing's statement, so
+ * a CRM's poll costs one round trip after its key's (each round trip waits
+ * for a turn of a busy gateway's event loop); only an empty answer asks
+ * whether the provider exists (404).
  */
 export async function listAppointmentViews(ctx: Context, providerReference: string, filter: AppointmentFilter): Promise<AppointmentView[]> {
   assertWindow(filter);
