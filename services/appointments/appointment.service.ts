@@ -283,23 +283,16 @@ export const crmParticipationView: ParticipationViewOfRow<ParticipationView> = (
 /**
  * All of a provider's appointments (active and cancelled), oldest first
  * (ties by reference), filtered as listAppointments filters, as /crms views.
- * The provider is looked up by reference inside the listing's statement, so
- * a CRM's poll costs one round trip after its key's (each round trip waits
- * for a turn of a busy gateway's event loop); only an empty answer asks
- * whether the provider exists (404).
  */
 export async function listAppointmentViews(ctx: Context, providerReference: string, filter: AppointmentFilter): Promise<AppointmentView[]> {
   assertWindow(filter);
-  const crm = requireCrm(ctx);
+  const provider = await getProvider(ctx, providerReference);
   const optional = (value: unknown) => [value ?? null, value ?? null];
-  const read = await readAppointmentViews(
+  return readAppointmentViews(
     ctx,
-    `a.provider_id = (select id from provider where crm_id = ? and reference = ?) and (?::boolean or not a.archived)
-       and (?::text is null or pr.reference = ?) and (?::text is null or r.reference = ?)
+    `a.provider_id = ? and (?::boolean or not a.archived) and (?::text is null or pr.reference = ?) and (?::text is null or r.reference = ?)
        and (?::timestamptz is null or a.start >= ?::timestamptz) and (?::timestamptz is null or a.start < ?::timestamptz)`,
-    [crm.id, providerReference, filter.includeArchived, ...optional(filter.productRef), ...optional(filter.resourceRef), ...optional(filter.from), ...optional(filter.to)],
+    [provider.id, filter.includeArchived, ...optional(filter.productRef), ...optional(filter.resourceRef), ...optional(filter.from), ...optional(filter.to)],
     crmParticipationView,
-  );
-  if (!read.length) await getProvider(ctx, providerReference);
-  return read.map(({ view }) => view);
+  ).then((read) => read.map(({ view }) => view));
 }
