@@ -161,7 +161,10 @@ async function withAppointments<P extends ParticipationView>(
   const read = timeslots.length ? await readAppointmentViews(ctx, 'a.timeslot_id = any(?::uuid[])', [timeslots.map((t) => t.id)], participationView) : [];
   const byTimeslot = new Map<string, AppointmentView<P>[]>();
   for (const { timeslotId, view } of read) {
-    if (timeslotId) byTimeslot.set(timeslotId, [...(byTimeslot.get(timeslotId) ?? []), view]);
+    if (!timeslotId) continue;
+    const views = byTimeslot.get(timeslotId);
+    if (views) views.push(view);
+    else byTimeslot.set(timeslotId, [view]);
   }
   return timeslots.map((timeslot) => ({ timeslot, appointments: byTimeslot.get(timeslot.id) ?? [] }));
 }

@@ -37,7 +37,6 @@ import {
   TimeslotUpdateInput,
 } from './scheduling.types.js';
 
-
 /** Free-text locations become `TextLocation` objects, since a GraphQL union holds only object types. */
 const toLocation = (value: ReturnType<typeof toLocationView>): LocationValue | null =>
   value === null ? null : typeof value === 'string' ? { text: value } : value;
