@@ -48,7 +48,7 @@ export function toAppointmentView<P extends ParticipationView = ParticipationVie
   );
 }
 
-/** What the /crms view shows of an appointment's own columns: an entity, or a row (listAppointmentViews). */
+/** What the /crms view shows of an appointment's own columns: an entity, or a row (readAppointmentViews). */
 export interface AppointmentFacts {
   id: string;
   reference: string;

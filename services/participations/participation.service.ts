@@ -173,7 +173,7 @@ export interface ParticipantFacts {
 export const toParticipationView = (participation: Participation): ParticipationView =>
   participationViewOf(participation, participation.appointment.reference, participation.customer ?? null);
 
-/** The /crms view of a participation's facts, from an entity or a row (see listAppointmentViews). */
+/** The /crms view of a participation's facts, from an entity or a row (see readAppointmentViews). */
 export function participationViewOf(
   participation: { reference: string | null; state: ParticipationState; messages: string[] | null },
   appointmentReference: string,
