@@ -33,10 +33,16 @@ export async function rotateCrmKey(em: EntityManager, crmId: string): Promise<st
   return key;
 }
 
-/** The CRM a key belongs to, or null. Lookup by hash is an index probe, so timing reveals nothing of the key. */
+/**
+ * The CRM a key belongs to, or null. Lookup by hash is an index probe, so
+ * timing reveals nothing of the key. Every /crms request and GraphQL
+ * operation asks: read as a plain row and mapped, which costs the gateway
+ * about half of what em.findOne does.
+ */
 export async function findCrmByKey(em: EntityManager, key: string | undefined): Promise<CrmIntegration | null> {
   if (!key || key.length > 200) return null;
-  return em.findOne(CrmIntegration, { keyHash: hashKey(key) });
+  const [row] = await em.getConnection().execute<Record<string, unknown>[]>('select * from crm_integration where key_hash = ? limit 1', [hashKey(key)]);
+  return row ? em.map(CrmIntegration, row) : null;
 }
 
 export async function listCrms(em: EntityManager): Promise<CrmIntegration[]> {
