@@ -1,6 +1,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { DomainError, validationError } from '../kernel/errors.js';
+import { findOneMapped } from '../kernel/sql.js';
 import { CrmIntegration } from './crm-integration.entity.js';
 
 const CRM_ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$/;
@@ -36,13 +37,11 @@ export async function rotateCrmKey(em: EntityManager, crmId: string): Promise<st
 /**
  * The CRM a key belongs to, or null. Lookup by hash is an index probe, so
  * timing reveals nothing of the key. Every /crms request and GraphQL
- * operation asks: read as a plain row and mapped, which costs the gateway
- * about half of what em.findOne does.
+ * operation asks (see findOneMapped).
  */
 export async function findCrmByKey(em: EntityManager, key: string | undefined): Promise<CrmIntegration | null> {
   if (!key || key.length > 200) return null;
-  const [row] = await em.getConnection().execute<Record<string, unknown>[]>('select * from crm_integration where key_hash = ? limit 1', [hashKey(key)]);
-  return row ? em.map(CrmIntegration, row) : null;
+  return findOneMapped(em, CrmIntegration, 'select * from crm_integration where key_hash = ? limit 1', [hashKey(key)]);
 }
 
 export async function listCrms(em: EntityManager): Promise<CrmIntegration[]> {

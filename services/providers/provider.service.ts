@@ -3,6 +3,7 @@ import { Account } from '../accounts/account.entity.js';
 import { parseBranch } from '../accounts/account.service.js';
 import { type Context, inTransaction, requireCrm } from '../kernel/context.js';
 import { DomainError, notFound } from '../kernel/errors.js';
+import { findOneMapped } from '../kernel/sql.js';
 import { timeZoneInput } from '../kernel/time-zone.js';
 import { emailAddress, languageCode, optionalText, parseInput, requiredText } from '../kernel/validation.js';
 import { User } from '../users/user.entity.js';
@@ -67,7 +68,8 @@ export async function createProvider(ctx: Context, raw: unknown): Promise<{ prov
 /** A provider of the caller's CRM by reference; 404 when unknown or another CRM's. */
 export async function getProvider(ctx: Context, reference: string): Promise<Provider> {
   const crm = requireCrm(ctx);
-  const provider = await ctx.em.findOne(Provider, { crm, reference });
+  // Nearly every /crms route starts here (see findOneMapped).
+  const provider = await findOneMapped(ctx.em, Provider, 'select * from provider where crm_id = ? and reference = ? limit 1', [crm.id, reference]);
   if (!provider) throw notFound('Provider', reference);
   return provider;
 }
