@@ -65,9 +65,7 @@ export const schedulingRoutes: Route[] = [
     async handle(ctx, req) {
       const found = await listTimeslots(
         ctx,
-        req.params.providerRef!,
-        req.params.resourceRef!,
-        { from: stringQuery(req.query, 'from'), to: stringQuery(req.query, 'to') },
+        { providerReference: req.params.providerRef!, resourceReference: req.params.resourceRef!, from: stringQuery(req.query, 'from'), to: stringQuery(req.query, 'to') },
         crmParticipationView,
       );
       return ok(found.map(({ timeslot, appointments }) => toTimeslotView(timeslot, appointments)));

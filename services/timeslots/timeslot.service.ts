@@ -106,32 +106,30 @@ export interface TimeslotWithAppointments<P extends ParticipationView = Particip
   appointments: AppointmentView<P>[];
 }
 
+/** Whose timeslots listTimeslots lists, and the period (text as the request gave it). */
+export interface TimeslotQuery {
+  providerReference: string;
+  resourceReference: string;
+  from?: string;
+  to?: string;
+}
+
 /**
  * A resource's timeslots overlapping [from, to), by start, each with the
  * views of the appointments already made from it (participations shaped by
  * `participationView`): all of them, or with `page` one page of them
  * (`first` 1..TIMESLOT_PAGE_MAX).
  */
+export async function listTimeslots<P extends ParticipationView>(ctx: Context, query: TimeslotQuery, participationView: ParticipationViewOfRow<P>): Promise<TimeslotWithAppointments<P>[]>;
 export async function listTimeslots<P extends ParticipationView>(
   ctx: Context,
-  providerReference: string,
-  resourceReference: string,
-  range: { from?: string; to?: string },
-  participationView: ParticipationViewOfRow<P>,
-): Promise<TimeslotWithAppointments<P>[]>;
-export async function listTimeslots<P extends ParticipationView>(
-  ctx: Context,
-  providerReference: string,
-  resourceReference: string,
-  range: { from?: string; to?: string },
+  query: TimeslotQuery,
   participationView: ParticipationViewOfRow<P>,
   page: PageRequest,
 ): Promise<Page<TimeslotWithAppointments<P>>>;
 export async function listTimeslots<P extends ParticipationView>(
   ctx: Context,
-  providerReference: string,
-  resourceReference: string,
-  range: { from?: string; to?: string },
+  { providerReference, resourceReference, ...range }: TimeslotQuery,
   participationView: ParticipationViewOfRow<P>,
   page?: PageRequest,
 ): Promise<TimeslotWithAppointments<P>[] | Page<TimeslotWithAppointments<P>>> {

@@ -75,7 +75,7 @@ export class SchedulingResolver {
     @Arg('first', () => Int, { defaultValue: PAGE_SIZE_DEFAULT, description: `1..${TIMESLOT_PAGE_MAX}` }) first: number,
     @Arg('after', () => String, { nullable: true, description: 'endCursor of the previous page' }) after: string | null,
   ): Promise<TimeslotConnection> {
-    const found = await listTimeslots(ctx, providerReference, resourceReference, { from, to }, participationNodeOfRow, { first, after });
+    const found = await listTimeslots(ctx, { providerReference, resourceReference, from, to }, participationNodeOfRow, { first, after });
     return toConnection(found, ({ timeslot, appointments }) => toTimeslotType(timeslot, appointments));
   }
 
