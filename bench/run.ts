@@ -10,7 +10,7 @@ import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type pg from 'pg';
-import { AVAILABILITY_WHAT, availabilityFigure, probeAppointments, type ProbeSamples } from './figures/availability.js';
+import { AVAILABILITY_WHAT, availabilityFigure, probeAppointmentsApart, type ProbeSamples } from './figures/availability.js';
 import { B0_WHAT, B1_WHAT, measureB0, measureB1 } from './figures/baselines.js';
 import { type Figure, NO_TARGET, unmeasured } from './figures/figure.js';
 import { measureP1, P1_WHAT } from './figures/p1.js';
@@ -171,11 +171,9 @@ async function measureAll(): Promise<void> {
     'P3',
     12_000,
     async () => {
-      let over = false;
-      const probing = probeAppointments(api, seed.smallProviderRef, () => over);
+      const probing = probeAppointmentsApart(api, seed.smallProviderRef);
       const result = await floodListing(api, seed.p3.id, FLOOD_SECONDS);
-      over = true;
-      probe = await probing;
+      probe = await probing.stop();
       return p3Figure(byId('B0'), single, result, expectedP3);
     },
     ['P3', 'availability'],

@@ -1,3 +1,5 @@
+import { fork } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
 import type { Api } from '../lib/http.js';
 import { sleep } from '../lib/log.js';
 import { percentile, round, tally } from '../lib/stats.js';
@@ -29,6 +31,27 @@ export async function probeAppointments(api: Api, providerRef: string, done: () 
     await sleep(pauseMs);
   }
   return samples;
+}
+
+/**
+ * probeAppointments in a process of its own (availability-probe.ts, with the
+ * benchmark's loader): measured in the benchmark's process, the probe's
+ * answers waited behind the flood's load generator, which reads ~150 MB/s
+ * of listings on the same event loop (p50 176 ms there against 29 ms from
+ * another process, same flood). `stop()` ends it and answers its samples.
+ */
+export function probeAppointmentsApart(api: Api, providerRef: string): { stop: () => Promise<ProbeSamples> } {
+  const child = fork(fileURLToPath(new URL('./availability-probe.ts', import.meta.url)), [api.baseUrl, api.crmId, api.key, providerRef], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  const samples = new Promise<ProbeSamples>((resolve, reject) => {
+    child.once('message', (message) => resolve(message as ProbeSamples));
+    child.once('exit', (code) => reject(new Error(`the availability probe exited (${code}) without samples`)));
+  });
+  return {
+    stop: async () => {
+      child.send('stop');
+      return samples;
+    },
+  };
 }
 
 export function availabilityFigure(samples: ProbeSamples, expectedAppointments: number): Figure {

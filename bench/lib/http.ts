@@ -88,7 +88,7 @@ export class Api {
   constructor(
     readonly baseUrl: string,
     readonly crmId: string,
-    private readonly key: string,
+    readonly key: string,
   ) {}
 
   /** A /crms/:crmId request; `path` starts after the crmId. */
