@@ -173,7 +173,10 @@ async function measureAll(): Promise<void> {
     async () => {
       const probing = probeAppointmentsApart(api, seed.smallProviderRef);
       const result = await floodListing(api, seed.p3.id, FLOOD_SECONDS);
-      probe = await probing.stop();
+      probe = await probing.stop().catch((error: unknown) => {
+        log(`availability: ${errorMessage(error)}`);
+        return null;
+      });
       return p3Figure(byId('B0'), single, result, expectedP3);
     },
     ['P3', 'availability'],

@@ -18,5 +18,7 @@ let over = false;
 process.on('message', (message) => {
   if (message === 'stop') over = true;
 });
+// The benchmark is gone (stopped or failed): nobody waits for the samples.
+process.on('disconnect', () => process.exit(0));
 const samples = await probeAppointments(new Api(baseUrl, crmId, key), providerRef, () => over);
 process.send(samples, () => process.exit(0));

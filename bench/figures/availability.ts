@@ -46,6 +46,8 @@ export function probeAppointmentsApart(api: Api, providerRef: string): { stop: (
     child.once('message', (message) => resolve(message as ProbeSamples));
     child.once('exit', (code) => reject(new Error(`the availability probe exited (${code}) without samples`)));
   });
+  // Reported by stop(); a probe that died early must not end the benchmark.
+  samples.catch(() => undefined);
   return {
     stop: async () => {
       child.send('stop');
