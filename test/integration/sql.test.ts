@@ -3,7 +3,8 @@ import { UniqueConstraintViolationException } from '@mikro-orm/core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEFAULT_DATABASE_POOL } from '../../services/kernel/config.js';
 import { initOrm, type Orm } from '../../services/kernel/orm.js';
-import { inSqlTransaction, sql, statementName } from '../../services/kernel/sql.js';
+import { CrmIntegration } from '../../services/crm/crm-integration.entity.js';
+import { findOneMapped, inSqlTransaction, sql, statementName } from '../../services/kernel/sql.js';
 import { TEST_DATABASE_URL } from '../support/env.js';
 
 const TABLE = `sql_helper_${process.pid}`;
@@ -147,6 +148,41 @@ describe('kernel/sql: hot statements with bound values, prepared once per connec
       expect(error).toMatchObject({ code: '22012' });
       const [row] = await sql<{ n: number }>(ctxOf(), `select 1 as n`);
       expect(row!.n).toBe(1);
+    });
+  });
+
+  describe('findOneMapped: an entity from a plain select', () => {
+    const SELECT = 'select * from crm_integration where id = ? limit 1';
+
+    it('maps the row to a managed entity with typed fields; null without a row', async () => {
+      const id = `mapped-${process.pid}-${Date.now()}`;
+      const issued = new Date('2027-01-02T03:04:05.000Z');
+      await orm.em.fork().execute('insert into crm_integration (id, key_hash, language, created_at, key_issued_at) values (?, ?, ?, ?, ?)', [id, `hash-${id}`, 'en', issued, issued]);
+      const em = orm.em.fork();
+      const crm = await findOneMapped(em, CrmIntegration, SELECT, [id]);
+      expect(crm).toBeInstanceOf(CrmIntegration);
+      expect(crm).toMatchObject({ id, keyHash: `hash-${id}`, language: 'en' });
+      expect(crm!.keyIssuedAt).toEqual(issued);
+      // Managed: a change is written by the next flush.
+      crm!.language = 'de';
+      await em.flush();
+      expect((await orm.em.fork().execute<{ language: string }[]>('select language from crm_integration where id = ?', [id]))[0]!.language).toBe('de');
+      expect(await findOneMapped(orm.em.fork(), CrmIntegration, SELECT, ['no-such-crm'])).toBeNull();
+    });
+
+    it('answers an entity the EntityManager holds as it is, with changes not yet flushed; reads in its transaction', async () => {
+      const id = `held-${process.pid}-${Date.now()}`;
+      await orm.em.fork().transactional(async (em) => {
+        const created = em.create(CrmIntegration, { id, keyHash: `hash-${id}`, language: 'de', createdAt: new Date(), keyIssuedAt: new Date() });
+        await em.flush();
+        // Only this transaction sees the row.
+        expect(await findOneMapped(orm.em.fork(), CrmIntegration, SELECT, [id])).toBeNull();
+        created.language = 'en';
+        const found = await findOneMapped(em, CrmIntegration, SELECT, [id]);
+        expect(found).toBe(created);
+        expect(found!.language).toBe('en');
+      });
+      expect((await orm.em.fork().execute<{ language: string }[]>('select language from crm_integration where id = ?', [id]))[0]!.language).toBe('en');
     });
   });
 });
