@@ -1,4 +1,3 @@
-import type { FilterQuery } from '@mikro-orm/core';
 import { z } from 'zod';
 import { resolveContact } from '../contact-profiles/contact-assignment.js';
 import { locationInput } from '../kernel/address-input.js';
@@ -195,22 +194,29 @@ export async function listAppointments<P extends ParticipationView>(
   participationView: ParticipationViewOfRow<P>,
 ): Promise<Page<AppointmentView<P>>> {
   pageSize(page.first, APPOINTMENT_PAGE_MAX);
-  assertWindow(filter);
-  const provider = await getProvider(ctx, providerReference);
-  const where: FilterQuery<Appointment> = {
-    provider,
-    ...(filter.includeArchived ? {} : { archived: false }),
-    ...(filter.productRef ? { product: { reference: filter.productRef } } : {}),
-    ...(filter.resourceRef ? { resource: { reference: filter.resourceRef } } : {}),
-    ...(filter.from || filter.to ? { start: { ...(filter.from ? { $gte: filter.from } : {}), ...(filter.to ? { $lt: filter.to } : {}) } } : {}),
-  };
-  return keysetPage(ctx.em.createQueryBuilder(Appointment, APPOINTMENT_KEYSET.alias).where(where), APPOINTMENT_KEYSET, page, async (ids) =>
+  const { where, params } = await appointmentFilter(ctx, providerReference, filter);
+  return keysetPage(ctx.em.createQueryBuilder(Appointment, APPOINTMENT_KEYSET.alias).where(where, params), APPOINTMENT_KEYSET, page, async (ids) =>
     (await readAppointmentViews(ctx, 'a.id = any(?::uuid[])', [ids], participationView)).map(({ view }) => ({ ...view, id: view.uuid })),
   );
 }
 
-function assertWindow(filter: AppointmentFilter): void {
+/**
+ * The provider's appointments a filter keeps, as SQL on appointment `a`
+ * alone (for the page's keyset query and for the listing's statement) with
+ * its parameters; the provider must exist (404).
+ */
+async function appointmentFilter(ctx: Context, providerReference: string, filter: AppointmentFilter): Promise<{ where: string; params: unknown[] }> {
   if (filter.from && filter.to && filter.to <= filter.from) throw validationError('to must be after from');
+  const provider = await getProvider(ctx, providerReference);
+  // Each optional value is bound twice: "none given" or "equal to it".
+  const optional = (value: unknown) => [value ?? null, value ?? null];
+  return {
+    where: `a.provider_id = ? and (?::boolean or not a.archived)
+       and (?::text is null or a.product_id in (select id from product where provider_id = a.provider_id and reference = ?))
+       and (?::text is null or a.resource_id in (select id from resource where provider_id = a.provider_id and reference = ?))
+       and (?::timestamptz is null or a.start >= ?::timestamptz) and (?::timestamptz is null or a.start < ?::timestamptz)`,
+    params: [provider.id, filter.includeArchived, ...optional(filter.productRef), ...optional(filter.resourceRef), ...optional(filter.from), ...optional(filter.to)],
+  };
 }
 
 /** A participation of APPOINTMENT_VIEW_SELECT's JSON, its times read. */
@@ -285,14 +291,6 @@ export const crmParticipationView: ParticipationViewOfRow<ParticipationView> = (
  * (ties by reference), filtered as listAppointments filters, as /crms views.
  */
 export async function listAppointmentViews(ctx: Context, providerReference: string, filter: AppointmentFilter): Promise<AppointmentView[]> {
-  assertWindow(filter);
-  const provider = await getProvider(ctx, providerReference);
-  const optional = (value: unknown) => [value ?? null, value ?? null];
-  return readAppointmentViews(
-    ctx,
-    `a.provider_id = ? and (?::boolean or not a.archived) and (?::text is null or pr.reference = ?) and (?::text is null or r.reference = ?)
-       and (?::timestamptz is null or a.start >= ?::timestamptz) and (?::timestamptz is null or a.start < ?::timestamptz)`,
-    [provider.id, filter.includeArchived, ...optional(filter.productRef), ...optional(filter.resourceRef), ...optional(filter.from), ...optional(filter.to)],
-    crmParticipationView,
-  ).then((read) => read.map(({ view }) => view));
+  const { where, params } = await appointmentFilter(ctx, providerReference, filter);
+  return (await readAppointmentViews(ctx, where, params, crmParticipationView)).map(({ view }) => view);
 }
