@@ -1,5 +1,5 @@
 import { cancelAppointment, cancelInput, deleteAppointmentsSilently, deleteInput } from '../../services/appointments/appointment-cancel.service.js';
-import { createAppointments, crmParticipationView, listAppointmentViews, seriesInput, singleInput } from '../../services/appointments/appointment.service.js';
+import { createAppointments, listAppointmentViews, seriesInput, singleInput } from '../../services/appointments/appointment.service.js';
 import { toAppointmentView } from '../../services/appointments/appointment.view.js';
 import {
   createCustomer,
@@ -14,6 +14,7 @@ import {
   createParticipation,
   participationCreateInput,
   participationUpdateInput,
+  participationViewOf,
   toParticipationView,
   updateParticipationState,
 } from '../../services/participations/participation.service.js';
@@ -66,7 +67,7 @@ export const schedulingRoutes: Route[] = [
       const found = await listTimeslots(
         ctx,
         { providerReference: req.params.providerRef!, resourceReference: req.params.resourceRef!, from: stringQuery(req.query, 'from'), to: stringQuery(req.query, 'to') },
-        crmParticipationView,
+        participationViewOf,
       );
       return ok(found.map(({ timeslot, appointments }) => toTimeslotView(timeslot, appointments)));
     },

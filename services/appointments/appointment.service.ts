@@ -7,8 +7,7 @@ import { newId } from '../kernel/ids.js';
 import { type Keyset, keysetPage, type Page, type PageRequest, pageSize } from '../kernel/pagination.js';
 import { sql } from '../kernel/sql.js';
 import { flexibleBoolean, optionalText, parseInput, requiredText } from '../kernel/validation.js';
-import type { ParticipationState } from '../participations/participation.entity.js';
-import { type ParticipantFacts, type ParticipationView, participationViewOf } from '../participations/participation.service.js';
+import { type ParticipantFacts, type ParticipationFacts, type ParticipationView, participationViewOf } from '../participations/participation.service.js';
 import { parseDateTimeInput } from '../kernel/wall-clock.js';
 import { Product } from '../products/product.entity.js';
 import type { Provider } from '../providers/provider.entity.js';
@@ -220,11 +219,8 @@ async function appointmentFilter(ctx: Context, providerReference: string, filter
 }
 
 /** A participation of APPOINTMENT_VIEW_SELECT's JSON, its times read. */
-export interface ParticipationRow {
+export interface ParticipationRow extends ParticipationFacts {
   id: string;
-  reference: string | null;
-  state: ParticipationState;
-  messages: string[] | null;
   createdAt: Date;
   expiresAt: Date | null;
   customer: ParticipantFacts | null;
@@ -282,15 +278,11 @@ export async function readAppointmentViews<P extends ParticipationView>(
   });
 }
 
-/** How the /crms endpoints show a participation read as a row. */
-export const crmParticipationView: ParticipationViewOfRow<ParticipationView> = (participation, appointmentReference) =>
-  participationViewOf(participation, appointmentReference, participation.customer);
-
 /**
  * All of a provider's appointments (active and cancelled), oldest first
  * (ties by reference), filtered as listAppointments filters, as /crms views.
  */
 export async function listAppointmentViews(ctx: Context, providerReference: string, filter: AppointmentFilter): Promise<AppointmentView[]> {
   const { where, params } = await appointmentFilter(ctx, providerReference, filter);
-  return (await readAppointmentViews(ctx, where, params, crmParticipationView)).map(({ view }) => view);
+  return (await readAppointmentViews(ctx, where, params, participationViewOf)).map(({ view }) => view);
 }

@@ -147,17 +147,15 @@ export interface ParticipationView {
 }
 
 /** The participation as GraphQL shows it: the REST view plus its UUID (GraphQL `id`, stable across state changes). */
-export const toParticipationNode = (participation: Participation): ParticipationNodeView =>
-  participationNodeOf(participation, participation.appointment.reference, participation.customer ?? null);
+export const toParticipationNode = (participation: Participation): ParticipationNodeView => participationNodeOf(participation, participation.appointment.reference);
 
 export type ParticipationNodeView = ParticipationView & { uuid: string };
 
 /** The GraphQL view of a participation's facts, from an entity or a row. */
-export const participationNodeOf = (
-  participation: Parameters<typeof participationViewOf>[0] & { id: string },
-  appointmentReference: string,
-  customer: ParticipantFacts | null,
-): ParticipationNodeView => ({ uuid: participation.id, ...participationViewOf(participation, appointmentReference, customer) });
+export const participationNodeOf = (participation: ParticipationFacts & { id: string }, appointmentReference: string): ParticipationNodeView => ({
+  uuid: participation.id,
+  ...participationViewOf(participation, appointmentReference),
+});
 
 /** What a participation view shows of the participant: its customer, as an entity or as a row with these fields. */
 export interface ParticipantFacts {
@@ -169,16 +167,20 @@ export interface ParticipantFacts {
   note: string | null;
 }
 
+/** What a participation view shows of a participation, from an entity or a row. */
+export interface ParticipationFacts {
+  reference: string | null;
+  state: ParticipationState;
+  messages: string[] | null;
+  customer?: ParticipantFacts | null;
+}
+
 /** The participation as the /crms endpoints show it; name, e-mail and mobile come from its customer. */
-export const toParticipationView = (participation: Participation): ParticipationView =>
-  participationViewOf(participation, participation.appointment.reference, participation.customer ?? null);
+export const toParticipationView = (participation: Participation): ParticipationView => participationViewOf(participation, participation.appointment.reference);
 
 /** The /crms view of a participation's facts, from an entity or a row (see readAppointmentViews). */
-export function participationViewOf(
-  participation: { reference: string | null; state: ParticipationState; messages: string[] | null },
-  appointmentReference: string,
-  customer: ParticipantFacts | null,
-): ParticipationView {
+export function participationViewOf(participation: ParticipationFacts, appointmentReference: string): ParticipationView {
+  const customer = participation.customer;
   return {
     reference: participation.reference,
     appointmentReference,

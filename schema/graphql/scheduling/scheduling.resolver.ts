@@ -2,7 +2,7 @@ import { GraphQLDateTime } from 'graphql-scalars';
 import { Arg, Ctx, Int, Mutation, Query, Resolver } from 'type-graphql';
 import { cancelAppointment, deleteAppointmentsSilently } from '../../../services/appointments/appointment-cancel.service.js';
 import type { Appointment } from '../../../services/appointments/appointment.entity.js';
-import { APPOINTMENT_PAGE_MAX, createAppointments, listAppointments, type ParticipationViewOfRow } from '../../../services/appointments/appointment.service.js';
+import { APPOINTMENT_PAGE_MAX, createAppointments, listAppointments } from '../../../services/appointments/appointment.service.js';
 import { type AppointmentView, toAppointmentView } from '../../../services/appointments/appointment.view.js';
 import { createCustomer, deleteCustomer, getCustomer, toCustomerView, updateCustomer } from '../../../services/customers/customer.service.js';
 import type { toLocationView } from '../../../services/kernel/address-input.js';
@@ -52,10 +52,6 @@ const appointmentTypeOf = (view: AppointmentView<ParticipationNodeView>): Appoin
 export const toAppointmentType = (appointment: Appointment, now: Date): AppointmentType =>
   appointmentTypeOf(toAppointmentView(appointment, now, toParticipationNode));
 
-/** A participation read as a row, as GraphQL shows it (see toParticipationNode for an entity). */
-const participationNodeOfRow: ParticipationViewOfRow<ParticipationNodeView> = (participation, appointmentReference) =>
-  participationNodeOf(participation, appointmentReference, participation.customer);
-
 /** A timeslot as GraphQL shows it, with the views of the appointments made from it when given. */
 const toTimeslotType = (timeslot: Timeslot, appointments?: AppointmentView<ParticipationNodeView>[]): TimeslotType => {
   const view: TimeslotView<ParticipationNodeView> = toTimeslotView(timeslot, appointments);
@@ -75,7 +71,7 @@ export class SchedulingResolver {
     @Arg('first', () => Int, { defaultValue: PAGE_SIZE_DEFAULT, description: `1..${TIMESLOT_PAGE_MAX}` }) first: number,
     @Arg('after', () => String, { nullable: true, description: 'endCursor of the previous page' }) after: string | null,
   ): Promise<TimeslotConnection> {
-    const found = await listTimeslots(ctx, { providerReference, resourceReference, from, to }, participationNodeOfRow, { first, after });
+    const found = await listTimeslots(ctx, { providerReference, resourceReference, from, to }, participationNodeOf, { first, after });
     return toConnection(found, ({ timeslot, appointments }) => toTimeslotType(timeslot, appointments));
   }
 
@@ -126,7 +122,7 @@ export class SchedulingResolver {
       providerReference,
       { productRef: productRef || undefined, resourceRef: resourceRef || undefined, includeArchived, from: from ?? undefined, to: to ?? undefined },
       { first, after },
-      participationNodeOfRow,
+      participationNodeOf,
     );
     return toConnection(found, appointmentTypeOf);
   }
