@@ -1,7 +1,7 @@
 /**
  * The availability probe's own process (see probeAppointmentsApart): a CRM
  * is another client than the visitors flooding the listing, and the flood's
- * load generator (autocannon, in the benchmark's process) would otherwise
+ * load generator (in the benchmark's process) would otherwise
  * make the probe's answers wait behind its own event loop. Arguments: base
  * URL, CRM id, key, provider reference. Probes until the parent sends
  * 'stop', then sends its samples and exits.

@@ -1,5 +1,5 @@
 import { performance } from 'node:perf_hooks';
-import { flood, type FloodResult } from '../http-load.js';
+import { floodDiscardingBodies, type FloodResult } from '../http-load.js';
 import { bookablesOf, bookDirectly, fetchListing, listingPath, nextConsumerEmail } from '../lib/booking.js';
 import type { Slot } from '../lib/calendar.js';
 import { type Api, describeFailure } from '../lib/http.js';
@@ -35,7 +35,7 @@ export async function singleClient(api: Api, resourceId: string, requests: numbe
 }
 
 export function floodListing(api: Api, resourceId: string, seconds: number): Promise<FloodResult> {
-  return flood({ url: api.baseUrl + listingPath(resourceId), connections: 50, seconds });
+  return floodDiscardingBodies({ url: api.baseUrl + listingPath(resourceId), connections: 50, seconds });
 }
 
 export function p3Figure(b0: Figure | undefined, single: SingleClient, result: FloodResult, expectedBookables: number): Figure {
