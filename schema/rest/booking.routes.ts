@@ -1,4 +1,5 @@
 import { type BookablesResult, renderedUpcomingBookables } from '../../services/booking/bookables.service.js';
+import { GZIP_MIN_BYTES, gzipOf } from '../../services/booking/bookables-cache.js';
 import { toCreatedAppointmentView, toReserveView } from '../../services/booking/booking.view.js';
 import { bookingInput, createAppointmentWithConsumer } from '../../services/booking/consumer-booking.service.js';
 import { activeProducts, publicData } from '../../services/booking/public-data.service.js';
@@ -31,7 +32,7 @@ export const bookingRoutes: Route[] = [
     doc: {
       tag,
       summary: 'Bookable slots, grouped by day',
-      description: 'Looks 366 days ahead (or `from`/`to`). Answers carry `ETag` and `X-Cache`; `If-None-Match` gets 304.',
+      description: 'Looks 366 days ahead (or `from`/`to`). Answers carry `ETag` and `X-Cache`; `If-None-Match` gets 304. Gzip-compressed for a client whose `Accept-Encoding` asks for it (answers of 1 KB and more).',
       query: z.object({
         ref: extraRefs,
         groupFormat: textParam('date pattern of the group keys (Java/Unicode letters)', 'EEEE, d. MMMM'),
@@ -66,7 +67,8 @@ export const bookingRoutes: Route[] = [
       );
       const headers: Record<string, string> = { 'X-Cache': answer.cached ? 'HIT' : 'MISS' };
       if (!answer.body) return { ...noContent(), headers };
-      return { status: 200, json: answer.body, headers: { ...headers, ETag: answer.etag! } };
+      const body = answer.body;
+      return { status: 200, json: body, gzipped: body.length >= GZIP_MIN_BYTES ? () => gzipOf(body) : undefined, headers: { ...headers, ETag: answer.etag! } };
     },
   },
   {

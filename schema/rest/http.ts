@@ -19,6 +19,8 @@ export interface RestResponse {
   html?: string;
   /** A JSON body serialized beforehand (a cached answer), sent as is. */
   json?: Buffer;
+  /** The same body gzip-compressed, sent instead of `json` to a client whose Accept-Encoding asks for gzip. */
+  gzipped?: () => Promise<Buffer>;
   /** Further response headers (e.g. the ETag of a pre-serialized body). */
   headers?: Record<string, string>;
 }

@@ -26,7 +26,7 @@ export function restRouter(root: ContextRoot, routes: Route[]): express.Router {
           body: req.body,
           headers: req.headers,
         });
-        send(res, result);
+        await send(req, res, result);
       } catch (error) {
         sendError(root, res, error, requestId);
       }
@@ -54,12 +54,22 @@ export const HTML_SECURITY_HEADERS = {
   'Cache-Control': 'no-store',
 } as const;
 
-function send(res: Response, result: RestResponse): void {
+async function send(req: Request, res: Response, result: RestResponse): Promise<void> {
   res.status(result.status);
   if (result.headers) res.set(result.headers);
   if (result.json !== undefined && result.status !== 204) {
     // As res.json would send it; with an ETag set, express answers If-None-Match with 304 itself.
-    res.type('application/json; charset=utf-8').send(result.json);
+    res.type('application/json; charset=utf-8');
+    if (result.gzipped) {
+      res.vary('Accept-Encoding');
+      // Only on request: a client without Accept-Encoding gets the plain body (negotiation alone would pick gzip for it).
+      if (req.headers['accept-encoding'] && req.acceptsEncodings('gzip', 'identity') === 'gzip') {
+        // One ETag for both: weak, it promises the same content, not the same bytes.
+        res.set('Content-Encoding', 'gzip').send(await result.gzipped());
+        return;
+      }
+    }
+    res.send(result.json);
   } else if (result.html !== undefined) {
     // The pages behind links in mails (cancel, verify-email): never framed, never sniffed, the token not passed on.
     res.set(HTML_SECURITY_HEADERS);

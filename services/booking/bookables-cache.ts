@@ -1,4 +1,6 @@
 import { createHash } from 'node:crypto';
+import { promisify } from 'node:util';
+import { gzip } from 'node:zlib';
 
 /**
  * Rendered `upcoming_bookables` answers in process memory, so a repeated
@@ -101,4 +103,27 @@ const sizeOf = (entry: CachedListing): number => (entry.answer.body?.length ?? 0
 export function weakEtag(body: Buffer): string {
   const hash = createHash('sha1').update(body).digest('base64').slice(0, 27);
   return `W/"${body.length.toString(16)}-${hash}"`;
+}
+
+/** Bodies smaller than this go out uncompressed: gzip's framing and the client's work would not pay. */
+export const GZIP_MIN_BYTES = 1024;
+
+const gzipAsync = promisify(gzip);
+/** The gzip of each rendered body, made on the first request that accepts it; it goes with its body (and its cache entry). */
+const gzipped = new WeakMap<Buffer, Promise<Buffer>>();
+
+/**
+ * A rendered body gzip-compressed, once per body however many requests ask
+ * (off the event loop, in libuv's pool). A listing of a month compresses to
+ * about a tenth. Not counted in the cache's byte budget.
+ */
+export function gzipOf(body: Buffer): Promise<Buffer> {
+  let compressed = gzipped.get(body);
+  if (!compressed) {
+    compressed = gzipAsync(body);
+    gzipped.set(body, compressed);
+    // A failure is not kept: the next request tries again.
+    compressed.catch(() => gzipped.delete(body));
+  }
+  return compressed;
 }

@@ -1,4 +1,5 @@
 import http from 'node:http';
+import { gunzipSync } from 'node:zlib';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { type BookingFixture, setupBookable } from '../support/booking-fixtures.js';
 import { book, bookablesOf, publicClient, reserve, slotOf, upcoming } from '../support/booking-flow.js';
@@ -39,6 +40,16 @@ describe('booking flow: upcoming_bookables from the cache', () => {
       });
       request.on('error', reject);
     });
+  /** A GET with node:http, which sends only the headers given and leaves the body as it came (fetch asks for gzip and decodes it). */
+  const raw = (path: string, headers: Record<string, string>) =>
+    new Promise<{ status: number; headers: http.IncomingHttpHeaders; body: Buffer }>((resolve, reject) => {
+      const request = http.get(`${app.baseUrl}${path}`, { headers }, (response) => {
+        const chunks: Buffer[] = [];
+        response.on('data', (chunk: Buffer) => chunks.push(chunk));
+        response.on('end', () => resolve({ status: response.statusCode!, headers: response.headers, body: Buffer.concat(chunks) }));
+      });
+      request.on('error', reject);
+    });
   const get = (f: BookingFixture, headers: Record<string, string> = {}, query = '') =>
     pub.get(`/resources/${f.resourceUuid}/upcoming_bookables${query ? `?${query}` : ''}`, headers);
 
@@ -56,6 +67,50 @@ describe('booking flow: upcoming_bookables from the cache', () => {
     expect(await statusOf(`/resources/${f.resourceUuid}/upcoming_bookables`, { 'If-None-Match': first.headers.get('etag')! })).toBe(304);
     // Other parameters are another answer.
     expect(cacheOf(await get(f, {}, 'groupFormat=MMMM'))).toBe('MISS');
+  });
+
+  it('sends the answer gzip-compressed to a client that asks for it, plain to every other, with one ETag', async () => {
+    const f = await setupBookable(app, { capacity: 1, slots: 12 });
+    const path = `/resources/${f.resourceUuid}/upcoming_bookables`;
+    const plain = await raw(path, {});
+    expect(plain.status).toBe(200);
+    expect(plain.body.length).toBeGreaterThan(1024);
+    expect(plain.headers['content-encoding']).toBeUndefined();
+    expect(plain.headers.vary).toMatch(/Accept-Encoding/);
+    const zipped = await raw(path, { 'Accept-Encoding': 'gzip, deflate, br' });
+    expect(zipped.status).toBe(200);
+    expect(zipped.headers['content-encoding']).toBe('gzip');
+    expect(zipped.headers['content-type']).toBe('application/json; charset=utf-8');
+    expect(zipped.headers.vary).toMatch(/Accept-Encoding/);
+    expect(Number(zipped.headers['content-length'])).toBe(zipped.body.length);
+    expect(zipped.body.length).toBeLessThan(plain.body.length / 3);
+    expect(gunzipSync(zipped.body).equals(plain.body)).toBe(true);
+    expect(zipped.headers.etag).toBe(plain.headers.etag);
+    // Refused or not offered: plain.
+    for (const refusing of ['identity', 'gzip;q=0, identity', 'br']) {
+      const answer = await raw(path, { 'Accept-Encoding': refusing });
+      expect(answer.headers['content-encoding'], refusing).toBeUndefined();
+      expect(answer.body.equals(plain.body), refusing).toBe(true);
+    }
+    // A conditional request of a gzip client is answered 304 like any other.
+    const conditional = await raw(path, { 'Accept-Encoding': 'gzip', 'If-None-Match': plain.headers.etag! });
+    expect(conditional.status).toBe(304);
+    expect(conditional.body.length).toBe(0);
+    // A fresh computation (another body) is compressed anew.
+    expect((await book(pub, f)).status).toBe(201);
+    const after = await raw(path, { 'Accept-Encoding': 'gzip' });
+    expect(after.headers['x-cache']).toBe('MISS');
+    expect(bookablesOf(JSON.parse(gunzipSync(after.body).toString('utf8')))).toHaveLength(11);
+  });
+
+  it('leaves an answer under 1 KB uncompressed', async () => {
+    const f = await setupBookable(app, { capacity: 1, slots: 1 });
+    const path = `/resources/${f.resourceUuid}/upcoming_bookables`;
+    const plain = await raw(path, {});
+    expect(plain.body.length).toBeLessThan(1024);
+    const asked = await raw(path, { 'Accept-Encoding': 'gzip' });
+    expect(asked.headers['content-encoding']).toBeUndefined();
+    expect(asked.body.equals(plain.body)).toBe(true);
   });
 
   it('Cache-Control: no-cache computes the answer afresh', async () => {
