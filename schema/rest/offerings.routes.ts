@@ -11,7 +11,7 @@ import {
 import { listProducts, productInput, saveProduct, toProductView } from '../../services/products/product.service.js';
 import { deleteResource } from '../../services/resources/resource-deletion.service.js';
 import { listResources, resourceInput, resourceUpdateInput, saveResource, updateResource } from '../../services/resources/resource.service.js';
-import { toResourceView } from '../../services/resources/resource.view.js';
+import { resourceViewOf, toResourceView } from '../../services/resources/resource.view.js';
 import { booleanQuery, noContent, ok, type Route, wrap } from './http.js';
 import { flagParam } from './openapi/query-params.js';
 import { contactProfileView, generalContactProfileView, productView, resourceView, wrapped } from './openapi/response-schemas.js';
@@ -76,7 +76,7 @@ export const offeringsRoutes: Route[] = [
     path: '/crms/:crmId/provider/:providerRef/resources',
     auth: 'crm',
     doc: { tag, summary: 'List the resources of a provider', responses: { 200: { description: 'the resources', json: z.array(resourceView) } } },
-    handle: async (ctx, req) => ok((await listResources(ctx, req.params.providerRef!)).map(toResourceView)),
+    handle: async (ctx, req) => ok((await listResources(ctx, req.params.providerRef!)).map(resourceViewOf)),
   },
   {
     method: 'delete',

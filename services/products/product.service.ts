@@ -4,6 +4,7 @@ import { DomainError, validationError } from '../kernel/errors.js';
 import { optionalText, parseInput, requiredText } from '../kernel/validation.js';
 import { getProvider } from '../providers/provider.service.js';
 import { Product } from './product.entity.js';
+import { sql } from '../kernel/sql.js';
 
 /** One year in minutes: bounds every duration so a typo cannot overflow the integer column. */
 const MAX_MINUTES = 366 * 24 * 60;
@@ -52,11 +53,18 @@ export async function saveProduct(ctx: Context, providerReference: string, raw: 
   });
 }
 
-/** The provider's products, oldest first. */
-export async function listProducts(ctx: Context, providerReference: string): Promise<Product[]> {
+/** The provider's products, oldest first (plain rows: the ORM's find cost the gateway about as much again as the query). */
+export async function listProducts(ctx: Context, providerReference: string): Promise<ProductFacts[]> {
   const provider = await getProvider(ctx, providerReference);
-  return ctx.em.find(Product, { crm: requireCrm(ctx), provider }, { orderBy: { createdAt: 'asc', reference: 'asc' } });
+  return sql<ProductFacts>(ctx, `select id, reference, name, description, min_duration as "minDuration", max_duration as "maxDuration",
+        lead_time_minutes as "leadTimeMinutes", follow_up_time_minutes as "followUpTimeMinutes"
+       from product where crm_id = ? and provider_id = ? order by created_at, reference`,
+    [requireCrm(ctx).id, provider.id],
+  );
 }
+
+/** What the view shows of a product, from an entity or a row of listProducts. */
+export type ProductFacts = Pick<Product, 'id' | 'reference' | 'name' | 'description' | 'minDuration' | 'maxDuration' | 'leadTimeMinutes' | 'followUpTimeMinutes'>;
 
 export interface ProductView {
   uuid: string;
@@ -70,7 +78,7 @@ export interface ProductView {
 }
 
 /** The product as REST and GraphQL show it; absent optional values are null. */
-export const toProductView = (product: Product): ProductView => ({
+export const toProductView = (product: ProductFacts): ProductView => ({
   uuid: product.id,
   reference: product.reference,
   name: product.name,

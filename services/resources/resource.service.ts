@@ -8,6 +8,8 @@ import { getProductsOf } from '../products/product.lookup.js';
 import type { Provider } from '../providers/provider.entity.js';
 import { getProvider } from '../providers/provider.service.js';
 import { Resource } from './resource.entity.js';
+import type { ResourceFacts } from './resource.view.js';
+import { sql } from '../kernel/sql.js';
 import { getResourceOf } from './resource.lookup.js';
 import { announceResourceTimeslots } from '../timeslots/timeslot-events.js';
 
@@ -116,12 +118,18 @@ export async function updateResource(ctx: Context, providerReference: string, re
 }
 
 /** The provider's live resources (archived ones included), oldest first. */
-export async function listResources(ctx: Context, providerReference: string): Promise<Resource[]> {
+export async function listResources(ctx: Context, providerReference: string): Promise<ResourceFacts[]> {
   const provider = await getProvider(ctx, providerReference);
-  return ctx.em.find(
-    Resource,
-    { crm: requireCrm(ctx), provider, deletedAt: null },
-    { populate: RESOURCE_VIEW_RELATIONS, orderBy: { createdAt: 'asc', reference: 'asc' } },
+  // One statement of plain rows: the ORM's find with its four relations cost the gateway ~4 ms a request.
+  return sql<ResourceFacts>(ctx, `select r.id, r.reference, p.reference as "providerReference", r.public_name as "publicName", r.internal_name as "internalName",
+        r.description, u.reference as "contactReference", cp.reference as "contactProfileReference", r.archived,
+        array(select pr.reference from resource_product rp join product pr on pr.id = rp.product_id where rp.resource_id = r.id) as "productReferences",
+        r.address, r.website, r.image_url as "imageUrl", r.message_help_text as "messageHelpText"
+       from resource r join provider p on p.id = r.provider_id
+       left join app_user u on u.id = r.contact_id left join contact_profile cp on cp.id = r.contact_profile_id
+      where r.crm_id = ? and r.provider_id = ? and r.deleted_at is null
+      order by r.created_at, r.reference`,
+    [requireCrm(ctx).id, provider.id],
   );
 }
 

@@ -1,3 +1,4 @@
+import type { PostalAddress } from '../kernel/address.js';
 import type { Resource } from './resource.entity.js';
 
 /** The resource as the REST facade shows it (spec "Resource"); absent optional values are null. */
@@ -22,20 +23,56 @@ export interface ResourceDetailsView extends ResourceView {
   messageHelpText: string | null;
 }
 
-/** Needs provider, products and contact loaded (see RESOURCE_VIEW_RELATIONS). */
-export const toResourceView = (resource: Resource): ResourceView => ({
+/**
+ * What the views show of a resource, from an entity (resourceFactsOf) or a
+ * row of listResourceViews alike, so the list and the single resource
+ * cannot drift apart.
+ */
+export interface ResourceFacts {
+  id: string;
+  reference: string;
+  providerReference: string;
+  publicName: string;
+  internalName: string;
+  description: string | null;
+  contactReference: string | null;
+  contactProfileReference: string | null;
+  archived: boolean;
+  productReferences: string[];
+  address: PostalAddress | null;
+  website: string | null;
+  imageUrl: string | null;
+  messageHelpText: string | null;
+}
+
+/** Needs provider, products, contact and contactProfile loaded (see RESOURCE_VIEW_RELATIONS). */
+export const resourceFactsOf = (resource: Resource): ResourceFacts => ({
+  id: resource.id,
   reference: resource.reference,
-  uuid: resource.id,
-  provider: resource.provider.reference,
+  providerReference: resource.provider.reference,
   publicName: resource.publicName,
   internalName: resource.internalName,
   description: resource.description,
-  contact: resource.contact?.reference ?? null,
+  contactReference: resource.contact?.reference ?? null,
+  contactProfileReference: resource.contactProfile?.reference ?? null,
   archived: resource.archived,
-  products: resource.products
-    .getItems()
-    .map((product) => product.reference)
-    .sort(),
+  productReferences: resource.products.getItems().map((product) => product.reference),
+  address: resource.address,
+  website: resource.website,
+  imageUrl: resource.imageUrl,
+  messageHelpText: resource.messageHelpText,
+});
+
+export const resourceViewOf = (resource: ResourceFacts): ResourceView => ({
+  reference: resource.reference,
+  uuid: resource.id,
+  provider: resource.providerReference,
+  publicName: resource.publicName,
+  internalName: resource.internalName,
+  description: resource.description,
+  contact: resource.contactReference,
+  archived: resource.archived,
+  products: [...resource.productReferences].sort(),
   address: resource.address
     ? {
         city: resource.address.city,
@@ -47,11 +84,16 @@ export const toResourceView = (resource: Resource): ResourceView => ({
     : null,
 });
 
-/** Needs contactProfile loaded as well. */
-export const toResourceDetailsView = (resource: Resource): ResourceDetailsView => ({
-  ...toResourceView(resource),
-  contactProfileReference: resource.contactProfile?.reference ?? null,
+export const resourceDetailsViewOf = (resource: ResourceFacts): ResourceDetailsView => ({
+  ...resourceViewOf(resource),
+  contactProfileReference: resource.contactProfileReference,
   website: resource.website,
   imageUrl: resource.imageUrl,
   messageHelpText: resource.messageHelpText,
 });
+
+/** Needs provider, products and contact loaded (see RESOURCE_VIEW_RELATIONS). */
+export const toResourceView = (resource: Resource): ResourceView => resourceViewOf(resourceFactsOf(resource));
+
+/** Needs contactProfile loaded as well. */
+export const toResourceDetailsView = (resource: Resource): ResourceDetailsView => resourceDetailsViewOf(resourceFactsOf(resource));

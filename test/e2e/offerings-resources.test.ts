@@ -273,6 +273,36 @@ describe('offerings: resources (REST)', () => {
     );
   });
 
+  it('lists a resource exactly as its write answers it (products sorted, contact, address), and products as created', async () => {
+    const { crmId: ownCrm, api: own } = await app.newCrm();
+    const provider = await setupProvider(own, ownCrm);
+    const path = `/crms/${ownCrm}/provider/${enc(provider.providerRef)}`;
+    const products = [];
+    for (const reference of ['zeta@test', 'Alpha@test', 'beta@test']) {
+      const created = await own.post(`${path}/products`, { reference, name: `Name ${reference}`, description: 'd', minDuration: 15, maxDuration: 60, leadTimeMinutes: 5, followUpTimeMinutes: 10 });
+      expect(created.status).toBe(201);
+      products.push(created.body.product);
+    }
+    const bare = await own.post(`${path}/products`, { reference: 'bare@test', name: 'Bare' });
+    products.push(bare.body.product);
+    const staff = await createStaffUser(own, ownCrm, provider.providerRef);
+    const written = await own.post(`${path}/resources`, {
+      reference: `full-${unique()}`,
+      publicName: 'Full',
+      internalName: 'full',
+      description: 'all fields',
+      products: ['zeta@test', 'beta@test', 'Alpha@test'],
+      contact: staff,
+      address: { city: 'Köln', zip: '50667', street: 'Domplatz', number: '1a', countryCode: 'de' },
+    });
+    expect(written.status).toBe(201);
+    const plain = await own.post(`${path}/resources`, { reference: `plain-${unique()}`, publicName: 'Plain', internalName: 'plain' });
+    const list = await own.get(`${path}/resources`);
+    expect(list.body).toEqual([written.body, plain.body]);
+    expect(list.body[0].products).toEqual(['Alpha@test', 'beta@test', 'zeta@test']);
+    expect((await own.get(`${path}/products`)).body).toEqual(products);
+  });
+
   it('deletes a resource without future appointments (204); its reference can be used again', async () => {
     const reference = await createResource(api, crmId, fixture.providerRef);
     const path = `${base}/resources/${enc(reference)}`;

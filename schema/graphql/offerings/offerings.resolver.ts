@@ -10,7 +10,7 @@ import type { Context } from '../../../services/kernel/context.js';
 import { listProducts, saveProduct, toProductView } from '../../../services/products/product.service.js';
 import { deleteResource } from '../../../services/resources/resource-deletion.service.js';
 import { getResource, listResources, saveResource, updateResource } from '../../../services/resources/resource.service.js';
-import { toResourceDetailsView } from '../../../services/resources/resource.view.js';
+import { resourceDetailsViewOf, toResourceDetailsView } from '../../../services/resources/resource.view.js';
 import { unlessNotFound } from '../../../services/kernel/errors.js';
 import { lookupDescription } from '../not-found.js';
 import { plain } from '../plain.js';
@@ -48,7 +48,7 @@ export class OfferingsResolver {
 
   @Query(() => [ResourceType], { description: "The provider's live resources (archived ones included)." })
   async resources(@Ctx() ctx: Context, @Arg('providerReference', () => String) providerReference: string): Promise<ResourceType[]> {
-    return (await listResources(ctx, providerReference)).map(toResourceDetailsView);
+    return (await listResources(ctx, providerReference)).map(resourceDetailsViewOf);
   }
 
   @Query(() => ResourceType, { nullable: true, description: lookupDescription('A live (not deleted) resource of the provider', 'the resource or the provider is unknown') })
