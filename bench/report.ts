@@ -99,7 +99,9 @@ results.json). The history resource's rows are SQL copies too (the booking
 flow cannot book the past). Phases are time-bounded: a figure the service
 could not reach in time shows what was measured (e.g. 0 req/s) and fails its
 target. Between phases the run waits (bounded) until the service has worked
-off the previous phase's queue.
+off the previous phase's queue; after a phase that booked, also until the
+worker has sent its mails (from the run of 2026-11-23 22:02 on; before, P1's
+~3,000 mails were still rendered during P2 and the P3 flood).
 
 \`npm run bench -- --only P4,P5\` seeds and runs only the named phases (for
 working on one figure); it writes \`bench/results.partial.json\` and leaves

@@ -100,12 +100,35 @@ async function phase(id: string, needsMs: number, run: () => Promise<Figure>, ru
   }
 }
 
-/** Lets the service work off what the last phase queued, at most `maxMs`. */
-async function settleService(after: string, maxMs: number): Promise<void> {
+/**
+ * Lets the service work off what the last phase queued, at most `maxMs`:
+ * the gateways' answers still being computed, and after a phase that
+ * booked, the worker's outbox rows and mails (two per booking). P1 and P2
+ * leave thousands of mails; rendered during the P3 flood, they took a
+ * worker's share of the cores from it (P3 0.12–0.22× B0 after them, 0.44×
+ * without), as seeding's mails would from the first figures.
+ */
+async function settleService(after: string, maxMs: number, booked = false): Promise<void> {
   if (!service || !(wanted(after) || (after === 'P3' && wanted('availability')))) return;
-  const result = await settle(service.baseUrl, budget.deadline(maxMs, RESERVE_MS));
-  log(`${result.settled ? 'settled' : 'still busy'} ${(result.waitedMs / 1000).toFixed(1)} s after ${after}`);
+  const deadline = budget.deadline(maxMs, RESERVE_MS);
+  const result = await settle(service.baseUrl, deadline);
+  let worker = '';
+  if (booked && db) {
+    const quiet = await waitForWorker(pendingOutboxOf(db), () => mailFilesIn(workDir), deadline);
+    worker = `, worker ${quiet.quiet ? 'caught up' : 'still busy'} after ${(quiet.waitedMs / 1000).toFixed(1)} s`;
+  }
+  log(`${result.settled ? 'settled' : 'still busy'} ${(result.waitedMs / 1000).toFixed(1)} s after ${after}${worker}`);
 }
+
+/** Outbox rows not yet handed to Redis (null when the database does not answer). */
+const pendingOutboxOf = (pool: pg.Pool) => () =>
+  pool.query<{ n: string }>(`select count(*) as n from outbox_message where dispatched_at is null`).then((r) => Number(r.rows[0]!.n), () => null);
+
+/** Mails the worker has written so far (MAIL_DIR of the service). */
+const mailFilesIn = (dir: string) => {
+  const mailDir = join(dir, 'mail');
+  return existsSync(mailDir) ? readdirSync(mailDir).length : 0;
+};
 
 async function measureAll(): Promise<void> {
   log(`work folder ${workDir}; resetting database booking_bench and Redis database 3`);
@@ -118,12 +141,7 @@ async function measureAll(): Promise<void> {
   // At least 5 s of booking through the API, so there are API-made bookings to copy when the start was slow.
   const seed = await seedAll(api, pool, { apiBookingDeadline: Math.max(Date.now() + 5_000, budget.deadline(30_000, 200_000)) });
   seedStats = seed.stats;
-  const mailDir = join(workDir, 'mail');
-  const quiet = await waitForWorker(
-    () => pool.query<{ n: string }>(`select count(*) as n from outbox_message where dispatched_at is null`).then((r) => Number(r.rows[0]!.n), () => null),
-    () => (existsSync(mailDir) ? readdirSync(mailDir).length : 0),
-    budget.deadline(20_000, 150_000),
-  );
+  const quiet = await waitForWorker(pendingOutboxOf(pool), () => mailFilesIn(workDir), budget.deadline(20_000, 150_000));
   log(`worker ${quiet.quiet ? 'caught up' : `still busy (${quiet.pending ?? '?'} outbox rows pending)`} after ${(quiet.waitedMs / 1000).toFixed(1)} s; seeding took ${seed.stats.seconds} s`);
   if (service) log(`settled ${((await settle(service.baseUrl, budget.deadline(10_000, RESERVE_MS))).waitedMs / 1000).toFixed(1)} s after seeding`);
 
@@ -151,7 +169,7 @@ async function measureAll(): Promise<void> {
   await phase('P4', 30_000, () =>
     measureP4(api, seed.p4, p4Slots, { id: 'P4', sockets: 1_000, openDeadline: budget.deadline(30_000, RESERVE_MS), deadline: budget.deadline(60_000, RESERVE_MS) }),
   );
-  await settleService('P4', 10_000);
+  await settleService('P4', 10_000, true);
   await phase('P5', 25_000, () =>
     measureP5(api, pool, seed.p5, budget.deadline(35_000, RESERVE_MS)),
   );
@@ -159,11 +177,11 @@ async function measureAll(): Promise<void> {
   await phase('P1', 25_000, () =>
     measureP1(api, seed.p1, byId('B0'), 10, budget.deadline(40_000, RESERVE_MS)),
   );
-  await settleService('P1', 20_000);
+  await settleService('P1', 25_000, true);
   await phase('P2', 15_000, () =>
     measureP2(api, pool, seed.p2, byId('B1 hot'), Math.max(5_000, Math.min(30_000, budget.remainingMs() - RESERVE_MS - 5_000))),
   );
-  await settleService('P2', 10_000);
+  await settleService('P2', 15_000, true);
 
   // P3 and the availability probe share one flood: the probe is what a CRM sees while the public hammers a calendar.
   let probe = null as ProbeSamples | null;
@@ -192,7 +210,7 @@ async function measureAll(): Promise<void> {
   await phase('P3 under writes', 12_000, () =>
     measureUnderWrites(api, seed.p3.id, seed.p3FreeSlots, byId('B0'), FLOOD_SECONDS, budget.deadline(30_000, RESERVE_MS)),
   );
-  await settleService('P3 under writes', 20_000);
+  await settleService('P3 under writes', 20_000, true);
   await phase('page visit', 8_000, () => measurePageVisits(base, seed.p3.id, seed.today, byId('B0'), FLOOD_SECONDS));
   await settleService('page visit', 10_000);
 
