@@ -64,8 +64,9 @@ async function send(req: Request, res: Response, result: RestResponse): Promise<
       res.vary('Accept-Encoding');
       // Only on request: a client without Accept-Encoding gets the plain body (negotiation alone would pick gzip for it).
       if (req.headers['accept-encoding'] && req.acceptsEncodings('gzip', 'identity') === 'gzip') {
+        const body = await result.gzipped();
         // One ETag for both: weak, it promises the same content, not the same bytes.
-        res.set('Content-Encoding', 'gzip').send(await result.gzipped());
+        res.set('Content-Encoding', 'gzip').send(body);
         return;
       }
     }

@@ -25,7 +25,7 @@ export interface ResourceDetailsView extends ResourceView {
 
 /**
  * What the views show of a resource, from an entity (resourceFactsOf) or a
- * row of listResourceViews alike, so the list and the single resource
+ * row of listResources alike, so the list and the single resource
  * cannot drift apart.
  */
 export interface ResourceFacts {
