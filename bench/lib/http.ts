@@ -30,8 +30,19 @@ export interface RequestOptions {
  */
 const agent = new http.Agent({ keepAlive: true, maxSockets: Infinity, maxFreeSockets: 2_048 });
 
-/** One HTTP request with a timeout; never throws: failures come back as status 0 with `error`. */
+/**
+ * One HTTP request with a timeout; never throws: failures come back as
+ * status 0 with `error`. A request sent on a kept-alive connection that the
+ * service closed for idleness at that moment (it waited about its
+ * keep-alive timeout, e.g. between two phases) fails with ECONNRESET before
+ * the service read it: sent once more on a new connection, as node's
+ * documentation of `request.reusedSocket` advises.
+ */
 export function request(baseUrl: string, method: string, path: string, options: RequestOptions = {}): Promise<HttpAnswer> {
+  return send(baseUrl, method, path, options, true);
+}
+
+function send(baseUrl: string, method: string, path: string, options: RequestOptions, mayResend: boolean): Promise<HttpAnswer> {
   const started = performance.now();
   const timeoutMs = options.timeoutMs ?? 30_000;
   const payload = options.body === undefined ? undefined : JSON.stringify(options.body);
@@ -71,7 +82,15 @@ export function request(baseUrl: string, method: string, path: string, options: 
       failed(`timed out after ${timeoutMs} ms`);
       req.destroy();
     }, timeoutMs);
-    req.on('error', (error) => failed(error.message));
+    req.on('error', (error: NodeJS.ErrnoException) => {
+      if (mayResend && !settled && req.reusedSocket && error.code === 'ECONNRESET') {
+        settled = true;
+        clearTimeout(timer);
+        resolve(send(baseUrl, method, path, options, false));
+        return;
+      }
+      failed(error.message);
+    });
     req.end(payload);
   });
 }
