@@ -31,6 +31,8 @@ export interface RelayDeps {
   /** Safety-net poll interval; commits wake the relay at once through LISTEN/NOTIFY. */
   pollMs?: number;
   batchSize?: number;
+  /** A mail job waits at least this long (MAIL_DELAY_MS): a burst's bookings are answered before their mail takes the cores. */
+  mailDelayMs?: number;
 }
 
 /** Job id of the BullMQ job made from an outbox row: the same row always gives the same id. */
@@ -193,7 +195,8 @@ export class OutboxRelay {
       const queue = this.deps.queues[row.topic];
       if (!queue) throw new Error(`outbox row ${row.id} names unknown queue ${row.topic}`);
       const runAt = row.run_at ? new Date(row.run_at).getTime() : 0;
-      const job = { name: row.topic, data: { ...row.payload, outboxId: String(row.id) }, opts: { jobId: jobIdFor({ ...row, id: String(row.id) }), delay: Math.max(0, runAt - Date.now()) } };
+      const earliest = row.kind === 'mail' ? (this.deps.mailDelayMs ?? 0) : 0;
+      const job = { name: row.topic, data: { ...row.payload, outboxId: String(row.id) }, opts: { jobId: jobIdFor({ ...row, id: String(row.id) }), delay: Math.max(earliest, runAt - Date.now()) } };
       const batch = jobs.get(queue) ?? [];
       batch.push(job);
       jobs.set(queue, batch);

@@ -85,6 +85,7 @@ export async function startWorker(deps: WorkerDeps): Promise<RunningWorker> {
     calendar,
     logger,
     pollMs: deps.relayPollMs,
+    mailDelayMs: config.mailDelayMs,
   });
 
   // A SIGKILLed worker's jobs come back after lockMs; a job may stall several times (crashes, Redis outages)

@@ -64,6 +64,7 @@ const schema = z.object({
     .default('booking'),
   SMTP_URL: urlWithProtocol(['smtp:', 'smtps:']).optional(),
   MAIL_DIR: z.string().min(1).default('.mail'),
+  MAIL_DELAY_MS: z.coerce.number().int().min(0).max(60_000).default(1000),
   MAIL_FROM: z.string().min(3).default('Booking <no-reply@booking.localhost>'),
   PUBLIC_BASE_URL: urlWithProtocol(['http:', 'https:']).default('http://localhost:4000'),
   LINK_SIGNING_SECRET: z.string().min(16, 'must be at least 16 characters').default('dev-only-link-signing-secret-change-me'),
@@ -141,6 +142,8 @@ export type Config = {
   publicBaseUrl: string;
   linkSigningSecret: string;
   canonicalHost: string | undefined;
+  /** How long after its commit a mail is sent at the earliest, so a burst of bookings is answered before its mail is rendered. */
+  mailDelayMs: number;
   /** How long a RESERVED participation holds its place, in milliseconds. */
   holdMs: number;
   /** How often (once across all workers) expired holds and mails whose job was lost are looked for. */
@@ -239,6 +242,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     publicBaseUrl: v.PUBLIC_BASE_URL.replace(/\/+$/, ''),
     linkSigningSecret: v.LINK_SIGNING_SECRET,
     canonicalHost: v.CANONICAL_HOST,
+    mailDelayMs: v.MAIL_DELAY_MS,
     holdMs: Math.round(v.HOLD_MINUTES * 60_000),
     holdSweepIntervalMs: Math.round(v.HOLD_SWEEP_INTERVAL_SECONDS * 1000),
     outboxPruneIntervalMs: Math.round(v.OUTBOX_PRUNE_INTERVAL_SECONDS * 1000),

@@ -56,6 +56,8 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
       LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
       QUEUE_PREFIX: unique('test'),
       MAIL_DIR: join(tmpdir(), 'booking-test-mail'),
+      // Mail at once: tests wait for it (the delay itself: test/e2e/mail-delay.test.ts).
+      MAIL_DELAY_MS: '0',
       // Hundreds of tests book from one loopback address: the public flow's limits are off unless a test
       // turns them on (config.rateLimits), and so is the cap on open WebSocket connections per IP.
       PUBLIC_RATE_LIMIT: 'off',
