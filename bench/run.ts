@@ -120,9 +120,19 @@ async function settleService(after: string, maxMs: number, booked = false): Prom
   log(`${result.settled ? 'settled' : 'still busy'} ${(result.waitedMs / 1000).toFixed(1)} s after ${after}${worker}`);
 }
 
-/** Outbox rows not yet handed to Redis (null when the database does not answer). */
+/**
+ * Work the worker still has (null when the database does not answer):
+ * outbox rows not yet handed to Redis, and mails queued but not sent (they
+ * wait MAIL_DELAY_MS before they start, so a quiet mail folder alone does
+ * not say they are done).
+ */
 const pendingOutboxOf = (pool: pg.Pool) => () =>
-  pool.query<{ n: string }>(`select count(*) as n from outbox_message where dispatched_at is null`).then((r) => Number(r.rows[0]!.n), () => null);
+  pool
+    .query<{ n: string }>(
+      `select (select count(*) from outbox_message where dispatched_at is null)
+            + (select count(*) from mail_delivery where status in ('QUEUED', 'SENDING', 'RETRYING')) as n`,
+    )
+    .then((r) => Number(r.rows[0]!.n), () => null);
 
 /** Mails the worker has written so far (MAIL_DIR of the service). */
 const mailFilesIn = (dir: string) => {
@@ -142,7 +152,7 @@ async function measureAll(): Promise<void> {
   const seed = await seedAll(api, pool, { apiBookingDeadline: Math.max(Date.now() + 5_000, budget.deadline(30_000, 200_000)) });
   seedStats = seed.stats;
   const quiet = await waitForWorker(pendingOutboxOf(pool), () => mailFilesIn(workDir), budget.deadline(20_000, 150_000));
-  log(`worker ${quiet.quiet ? 'caught up' : `still busy (${quiet.pending ?? '?'} outbox rows pending)`} after ${(quiet.waitedMs / 1000).toFixed(1)} s; seeding took ${seed.stats.seconds} s`);
+  log(`worker ${quiet.quiet ? 'caught up' : `still busy (${quiet.pending ?? '?'} outbox rows and mails pending)`} after ${(quiet.waitedMs / 1000).toFixed(1)} s; seeding took ${seed.stats.seconds} s`);
   if (service) log(`settled ${((await settle(service.baseUrl, budget.deadline(10_000, RESERVE_MS))).waitedMs / 1000).toFixed(1)} s after seeding`);
 
   const base = service.baseUrl;
