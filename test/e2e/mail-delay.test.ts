@@ -1,10 +1,7 @@
 import { performance } from 'node:perf_hooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createLogger } from '../../services/kernel/logger.js';
-import { type RunningWorker, startWorker } from '../../worker/worker.js';
 import { startTestApp, type TestApp } from '../support/harness.js';
 import { unique } from '../support/http.js';
-import { isolatedDatabase } from '../support/isolated-database.js';
 import { addParticipation, createAppointment, createCustomer, setupScheduling, type SchedulingFixture } from '../support/scheduling-fixtures.js';
 import { type SmtpSink, startSmtpSink } from '../support/smtp-sink.js';
 
@@ -19,22 +16,16 @@ const STATUS = `query ($p: String!, $r: String!) { mailDeliveries(providerRefere
 describe('mail delay (MAIL_DELAY_MS)', () => {
   let app: TestApp;
   let sink: SmtpSink;
-  let worker: RunningWorker;
   let f: SchedulingFixture;
-  let db: Awaited<ReturnType<typeof isolatedDatabase>>;
 
   beforeAll(async () => {
     sink = await startSmtpSink();
-    db = await isolatedDatabase('mail_delay');
-    app = await startTestApp({ config: { smtpUrl: sink.url, databaseUrl: db.url, mailDelayMs: DELAY_MS } });
-    worker = await startWorker({ config: app.config, orm: app.orm, clock: app.clock, logger: createLogger('silent'), relayPollMs: 100 });
+    app = await startTestApp({ config: { smtpUrl: sink.url, mailDelayMs: DELAY_MS }, worker: { relayPollMs: 100 } });
     f = await setupScheduling(app);
   });
   afterAll(async () => {
-    await worker?.stop();
     await app?.close();
     await sink?.close();
-    await db?.drop();
   });
 
   it('sends a booking mail no sooner than the delay after the booking answered, QUEUED meanwhile', async () => {
