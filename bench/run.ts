@@ -114,7 +114,7 @@ async function settleService(after: string, maxMs: number, booked = false): Prom
   const result = await settle(service.baseUrl, deadline);
   let worker = '';
   if (booked && db) {
-    const quiet = await waitForWorker(pendingOutboxOf(db), () => mailFilesIn(workDir), deadline);
+    const quiet = await waitForWorker(pendingWorkOf(db), () => mailFilesIn(workDir), deadline);
     worker = `, worker ${quiet.quiet ? 'caught up' : 'still busy'} after ${(quiet.waitedMs / 1000).toFixed(1)} s`;
   }
   log(`${result.settled ? 'settled' : 'still busy'} ${(result.waitedMs / 1000).toFixed(1)} s after ${after}${worker}`);
@@ -126,7 +126,7 @@ async function settleService(after: string, maxMs: number, booked = false): Prom
  * wait MAIL_DELAY_MS before they start, so a quiet mail folder alone does
  * not say they are done).
  */
-const pendingOutboxOf = (pool: pg.Pool) => () =>
+const pendingWorkOf = (pool: pg.Pool) => () =>
   pool
     .query<{ n: string }>(
       `select (select count(*) from outbox_message where dispatched_at is null)
@@ -151,7 +151,7 @@ async function measureAll(): Promise<void> {
   // At least 5 s of booking through the API, so there are API-made bookings to copy when the start was slow.
   const seed = await seedAll(api, pool, { apiBookingDeadline: Math.max(Date.now() + 5_000, budget.deadline(30_000, 200_000)) });
   seedStats = seed.stats;
-  const quiet = await waitForWorker(pendingOutboxOf(pool), () => mailFilesIn(workDir), budget.deadline(20_000, 150_000));
+  const quiet = await waitForWorker(pendingWorkOf(pool), () => mailFilesIn(workDir), budget.deadline(20_000, 150_000));
   log(`worker ${quiet.quiet ? 'caught up' : `still busy (${quiet.pending ?? '?'} outbox rows and mails pending)`} after ${(quiet.waitedMs / 1000).toFixed(1)} s; seeding took ${seed.stats.seconds} s`);
   if (service) log(`settled ${((await settle(service.baseUrl, budget.deadline(10_000, RESERVE_MS))).waitedMs / 1000).toFixed(1)} s after seeding`);
 

@@ -25,17 +25,18 @@ export async function settle(baseUrl: string, deadline: number, quickMs = 100): 
 }
 
 /**
- * Waits (bounded) until the worker has caught up with what seeding queued:
- * no undispatched outbox row and no new mail file for a second. Seeding
- * books hundreds of consumers, each with two mails; measuring while the
- * worker renders them would charge that work to the first figures.
+ * Waits (bounded) until the worker has caught up with what seeding or a
+ * phase queued: no pending work (as `pendingWork` counts it) and no new mail
+ * file for a second. Seeding books hundreds of consumers, each with two
+ * mails; measuring while the worker renders them would charge that work to
+ * the next figures.
  */
-export async function waitForWorker(pendingOutbox: () => Promise<number | null>, mailFiles: () => number, deadline: number): Promise<{ waitedMs: number; quiet: boolean; pending: number | null }> {
+export async function waitForWorker(pendingWork: () => Promise<number | null>, mailFiles: () => number, deadline: number): Promise<{ waitedMs: number; quiet: boolean; pending: number | null }> {
   const started = Date.now();
   let lastFiles = -1;
   let pending: number | null = null;
   while (Date.now() < deadline) {
-    pending = await pendingOutbox();
+    pending = await pendingWork();
     const files = mailFiles();
     if ((pending === null || pending === 0) && files === lastFiles) return { waitedMs: Date.now() - started, quiet: true, pending };
     lastFiles = files;

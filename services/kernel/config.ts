@@ -142,7 +142,7 @@ export type Config = {
   publicBaseUrl: string;
   linkSigningSecret: string;
   canonicalHost: string | undefined;
-  /** How long after its commit a mail is sent at the earliest, so a burst of bookings is answered before its mail is rendered. */
+  /** How long after the outbox relay queued it a mail is sent at the earliest, so a burst of bookings is answered before its mail is rendered. */
   mailDelayMs: number;
   /** How long a RESERVED participation holds its place, in milliseconds. */
   holdMs: number;
