@@ -1,5 +1,6 @@
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import type { Figure } from './figures/figure.js';
+import { type CpuBudget, describeCpuBudget } from './lib/cpu.js';
 import type { Machine } from './machine.js';
 
 export interface RunResults {
@@ -41,6 +42,8 @@ export function formatTable(results: RunResults): string {
     const failed = Object.entries(f.checks).filter(([, ok]) => !ok).map(([check]) => check);
     if (failed.length) notes.push(`${f.id}: not met: ${failed.join('; ')}`);
     if (f.error) notes.push(`${f.id}: ${f.error}`);
+    const cpu = f.details.cpu as CpuBudget | null | undefined;
+    if (cpu) notes.push(`${f.id}: ${describeCpuBudget(cpu)}`);
   }
   const met = judged(results.figures);
   return [

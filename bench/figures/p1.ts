@@ -1,5 +1,6 @@
 import { performance } from 'node:perf_hooks';
 import { bookablesOf, completeHold, fetchListing, nextConsumerEmail, reserve, slotsOf } from '../lib/booking.js';
+import { cpuBudget, type CpuUse, describeCpuBudget } from '../lib/cpu.js';
 import { type Api, describeFailure } from '../lib/http.js';
 import { log } from '../lib/log.js';
 import { percentile, round, tally } from '../lib/stats.js';
@@ -8,6 +9,7 @@ import { type Figure, ratioFigure } from './figure.js';
 
 export const P1_WHAT = '50 clients: reserve_appointment + create_appointment_with_consumer on distinct slots of one resource';
 const REQUEST_TIMEOUT_MS = 20_000;
+const MIN_RATIO = 0.25;
 
 /**
  * P1: 50 clients book distinct slots of one resource (30 days × 08–20,
@@ -17,7 +19,15 @@ const REQUEST_TIMEOUT_MS = 20_000;
  * finish (or time out). bookings/s = completed pairs ÷ time until the last
  * pair ended.
  */
-export async function measureP1(api: Api, resource: SeededResource, b0: Figure | undefined, seconds: number, deadline: number, clients = 50): Promise<Figure> {
+export async function measureP1(
+  api: Api,
+  resource: SeededResource,
+  b0: Figure | undefined,
+  seconds: number,
+  deadline: number,
+  cpuMeter: () => { stop(): CpuUse | null },
+  clients = 50,
+): Promise<Figure> {
   const listing = await fetchListing(api, resource.id, { timeoutMs: 30_000 });
   let slots = listing.status === 200 ? slotsOf(bookablesOf(listing.body), resource.productId) : [];
   const source = slots.length ? 'upcoming_bookables' : 'the seeded grid (the listing did not answer)';
@@ -29,6 +39,7 @@ export async function measureP1(api: Api, resource: SeededResource, b0: Figure |
   const pairMs: number[] = [];
   const failures: string[] = [];
   let completed = 0;
+  const meter = cpuMeter();
   const started = performance.now();
   const stopAt = started + seconds * 1000;
   // No request outlives the phase's deadline.
@@ -54,9 +65,11 @@ export async function measureP1(api: Api, resource: SeededResource, b0: Figure |
     }),
   );
   const elapsed = (performance.now() - started) / 1000;
+  const cpu = cpuBudget(meter.stop(), completed, 'pair', b0?.value ? b0.value * MIN_RATIO : null);
+  if (cpu) log(`P1: ${describeCpuBudget(cpu)}`);
   const perSecond = completed / elapsed;
   return ratioFigure(
-    { id: 'P1', what: P1_WHAT, unit: 'bookings/s', baseline: b0, min: 0.25 },
+    { id: 'P1', what: P1_WHAT, unit: 'bookings/s', baseline: b0, min: MIN_RATIO },
     perSecond,
     {},
     {
@@ -70,6 +83,8 @@ export async function measureP1(api: Api, resource: SeededResource, b0: Figure |
       slotsOffered: slots.length,
       slotSource: source,
       listingMs: round(listing.ms),
+      // Where the machine's CPU went, per completed pair (reserve + completion, with their mails and events).
+      cpu,
     },
   );
 }
