@@ -63,7 +63,7 @@ export async function createGateway(deps: GatewayDeps): Promise<Gateway> {
   const ipOf = (req: IncomingMessage) => clientIpOf(req, deps.config.trustProxy);
   // Live updates: Redis pub/sub fed by the worker's outbox relay, read by every gateway.
   const live = createRedisPubSub(deps.config, deps.config.queuePrefix, logger);
-  const hub = new LiveHub(live.pubSub, deps.clock, { coalesceMs: deps.config.liveCoalesceMs });
+  const hub = new LiveHub(live.events, deps.clock, { coalesceMs: deps.config.liveCoalesceMs });
   const schema = await buildGraphqlSchema(live.pubSub);
   const app = express();
   const server = createServer(app);

@@ -59,6 +59,12 @@ export interface LiveItem<T> {
 }
 
 interface WatchedResource {
+  /**
+   * Everything below and the subscriber's time format, as one string:
+   * subscriptions with equal signatures see equal views of a change, so they
+   * share them (see viewsOf).
+   */
+  signature: string;
   resource: { id: string; publicName: string };
   zone: string;
   rows: BookingChannelSetting[];
@@ -79,8 +85,9 @@ type TimeFormatter = (date: Date) => string;
  */
 const formatters = new Map<string, TimeFormatter>();
 const FORMATTERS_MAX = 200;
+const formatterKey = (pattern: string, zone: string, languageTag: string | null | undefined) => `${pattern}\u0000${zone}\u0000${languageTag ?? ''}`;
 function sharedFormatter(pattern: string, zone: string, languageTag: string | null | undefined): TimeFormatter {
-  const key = `${pattern}\u0000${zone}\u0000${languageTag ?? ''}`;
+  const key = formatterKey(pattern, zone, languageTag);
   let formatter = formatters.get(key);
   if (!formatter) {
     formatter = compilePattern(pattern, zone, languageTag, 'timeFormat');
@@ -121,7 +128,8 @@ export async function openCapacityFeed(ctx: Context, raw: unknown): Promise<Capa
   const from = input.from ? parseDateTimeInput(input.from, zone, 'from') : null;
   const to = input.to ? parseDateTimeInput(input.to, zone, 'to') : null;
   if (from && to && to <= from) throw validationError('to must be after from');
-  const formatted = sharedFormatter(input.timeFormat ?? DEFAULT_TIME_FORMAT, zone, input.languageTag);
+  const pattern = input.timeFormat ?? DEFAULT_TIME_FORMAT;
+  const formatted = sharedFormatter(pattern, zone, input.languageTag);
   const subjectOf = (resource: FeedRow) => ({ contactProfileId: resource.contact_profile_id, contactId: resource.contact_id });
   const contacts = new ContactDirectory([], []);
   await loadContacts(ctx, contacts, resources.map(subjectOf));
@@ -134,7 +142,8 @@ export async function openCapacityFeed(ctx: Context, raw: unknown): Promise<Capa
       .filter((p) => channelOffersProduct(rows, channel, p.id))
       .map((p) => ({ id: p.id, name: p.name, minDuration: p.min, maxDuration: p.max, leadTimeMinutes: p.lead, followUpTimeMinutes: p.follow }));
     const contact = contacts.channelOf(subjectOf(resource));
-    watched.set(resource.id, { resource: { id: resource.id, publicName: resource.public_name }, zone: resource.time_zone, rows, channel, offered, contact });
+    const facts = { resource: { id: resource.id, publicName: resource.public_name }, zone: resource.time_zone, rows, channel, offered, contact };
+    watched.set(resource.id, { signature: `${JSON.stringify(facts)}\u0000${formatterKey(pattern, zone, input.languageTag)}`, ...facts });
   }
   return {
     resourceIds: resources.map((r) => r.id),
@@ -145,16 +154,23 @@ export async function openCapacityFeed(ctx: Context, raw: unknown): Promise<Capa
 /**
  * Work shared by every subscription of a gateway that sees the same published
  * payload (the Redis event target parses it once and hands the same object
- * to each): the parsed event and its expansion per window. Keyed weakly by
- * the payload, so it lives only as long as the message is being delivered.
+ * to each): the parsed event, its expansion per window, and the views per
+ * subscription signature and window. Keyed weakly by the payload, so it
+ * lives only as long as the message is being delivered.
  */
-const parsedPayloads = new WeakMap<object, { event: CapacityEvent | undefined; expansions: Map<string, SlotState[] | null> }>();
+interface ParsedPayload {
+  event: CapacityEvent | undefined;
+  expansions: Map<string, SlotState[] | null>;
+  views: Map<string, LiveItem<CapacityChangeView>[]>;
+}
+const parsedPayloads = new WeakMap<object, ParsedPayload>();
 
-function parsedOnce(payload: unknown) {
-  if (!payload || typeof payload !== 'object') return { event: readCapacityEvent(payload), expansions: new Map<string, SlotState[] | null>() };
+function parsedOnce(payload: unknown): ParsedPayload {
+  const parse = (): ParsedPayload => ({ event: readCapacityEvent(payload), expansions: new Map(), views: new Map() });
+  if (!payload || typeof payload !== 'object') return parse();
   let parsed = parsedPayloads.get(payload);
   if (!parsed) {
-    parsed = { event: readCapacityEvent(payload), expansions: new Map() };
+    parsed = parse();
     parsedPayloads.set(payload, parsed);
   }
   return parsed;
@@ -170,14 +186,31 @@ function viewsOf(
   const event = parsed.event;
   const target = event && watched.get(event.resourceId);
   if (!event || !target) return [];
+  // Subscriptions with the same signature and window get the same items (cut with the first one's "now", microseconds
+  // apart): a change reaching thousands of live calendars is turned into views once per kind of subscriber, and
+  // their identical views let them share one GraphQL execution (see shared-execution.ts).
+  const windowKey = `${window.from?.getTime() ?? ''}|${window.to?.getTime() ?? ''}`;
+  const viewsKey = `${target.signature}\u0000${windowKey}`;
+  let views = parsed.views.get(viewsKey);
+  if (!views) parsed.views.set(viewsKey, (views = eventViews(target, event, parsed, window, windowKey, formatted)));
+  return views;
+}
+
+function eventViews(
+  target: WatchedResource,
+  event: CapacityEvent,
+  parsed: ParsedPayload,
+  window: { now: Date; from: Date | null; to: Date | null },
+  windowKey: string,
+  formatted: TimeFormatter,
+): LiveItem<CapacityChangeView>[] {
   if (event.scope === 'slot') {
     const start = new Date(event.start);
     if (start <= window.now || (window.from && start < window.from) || (window.to && start >= window.to)) return [];
     const view = toView(target, event, formatted);
     return view ? [{ key: slotKey(event.resourceId, event.start, event.end), version: event.version, value: view }] : [];
   }
-  // Subscriptions with the same window share one expansion (cut with the first one's "now", microseconds apart).
-  const windowKey = `${window.from?.getTime() ?? ''}|${window.to?.getTime() ?? ''}`;
+  // Subscriptions with the same window share one expansion.
   if (!parsed.expansions.has(windowKey)) parsed.expansions.set(windowKey, slotsOfTimeslotEvent(event, { ...window, limit: EXPANDED_SLOTS_MAX }));
   const slots = parsed.expansions.get(windowKey)!;
   if (slots === null) return refetchNotice(target, event, window);

@@ -170,3 +170,58 @@ describe('coalesce', () => {
     await live.return();
   });
 });
+
+/** A push source like the live hub's (an event target's listener): `emit` calls every listener at once. */
+function pushSource() {
+  const listeners = new Set<(change: Change) => void>();
+  return {
+    listen: (listener: (change: Change) => void) => {
+      listeners.add(listener);
+      return () => void listeners.delete(listener);
+    },
+    emit: (change: Change) => listeners.forEach((listener) => listener(change)),
+    listening: () => listeners.size,
+  };
+}
+
+describe('coalesce from a push source', () => {
+  it('takes each value as it is handed over and coalesces it like an iterator’s', async () => {
+    const src = pushSource();
+    let clock = 1_000;
+    const live = coalesce(src.listen, asItems, options({ windowMs: 30, now: () => clock }));
+    expect(src.listening()).toBe(1);
+    src.emit({ key: 'slot', version: 1, value: 1 });
+    expect((await live.next()).value).toEqual([{ key: 'slot', version: 1, value: 1 }]);
+    for (let i = 2; i <= 5; i++) src.emit({ key: 'slot', version: i, value: i });
+    src.emit({ key: 'other', version: 1, value: 9 });
+    expect((await live.next()).value!.map((c: Change) => [c.key, c.value])).toEqual([['other', 9]]);
+    clock += 30;
+    expect((await live.next()).value!.map((c: Change) => [c.key, c.value])).toEqual([['slot', 5]]);
+    await live.return();
+    expect(src.listening()).toBe(0);
+  });
+
+  it('stops listening when the consumer falls too far behind, and fails it', async () => {
+    const src = pushSource();
+    const live = coalesce(src.listen, asItems, options({ maxPending: 2, windowMs: 0 }));
+    for (let i = 1; i <= 3; i++) src.emit({ key: `k${i}`, version: 1, value: i });
+    expect(src.listening()).toBe(0);
+    await expect(live.next()).rejects.toThrow('too slow');
+    expect(await live.next()).toMatchObject({ done: true });
+  });
+
+  it('stops listening when a value cannot be read, and fails the consumer with that error', async () => {
+    const src = pushSource();
+    const live = coalesce(
+      src.listen,
+      (change: Change) => {
+        if (change.value < 0) throw new Error('unreadable');
+        return asItems(change);
+      },
+      options({ windowMs: 0 }),
+    );
+    src.emit({ key: 'a', version: 1, value: -1 });
+    expect(src.listening()).toBe(0);
+    await expect(live.next()).rejects.toThrow('unreadable');
+  });
+});

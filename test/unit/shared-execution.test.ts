@@ -6,18 +6,18 @@ import { subscribeSharingResults } from '../../schema/graphql/live/shared-execut
 function countingSchema() {
   const executed = { capacityChanged: 0, other: 0 };
   const returned: string[] = [];
-  const feeds: ((payload: number[]) => void)[] = [];
+  const feeds: ((payload: unknown[]) => void)[] = [];
   // A source like the live hub's: values pushed by `publish`, return() ends it at once (even with a next() pending).
-  const feed = (name: string) => (): AsyncIterableIterator<number[]> => {
-    const queue: number[][] = [];
-    const waiting: ((step: IteratorResult<number[]>) => void)[] = [];
+  const feed = (name: string) => (): AsyncIterableIterator<unknown[]> => {
+    const queue: unknown[][] = [];
+    const waiting: ((step: IteratorResult<unknown[]>) => void)[] = [];
     let done = false;
     feeds.push((payload) => {
       const waiter = waiting.shift();
       if (waiter) waiter({ value: payload, done: false });
       else queue.push(payload);
     });
-    const iterator: AsyncIterableIterator<number[]> = {
+    const iterator: AsyncIterableIterator<unknown[]> = {
       next: () => (queue.length ? Promise.resolve({ value: queue.shift()!, done: false }) : done ? Promise.resolve({ value: undefined, done: true }) : new Promise((resolve) => waiting.push(resolve))),
       return: () => {
         done = true;
@@ -29,12 +29,20 @@ function countingSchema() {
     };
     return iterator;
   };
-  const item = new GraphQLObjectType({ name: 'Item', fields: { n: { type: GraphQLInt, resolve: (n: number) => n }, label: { type: GraphQLString, args: { prefix: { type: GraphQLString } }, resolve: (n: number, a) => `${a.prefix ?? ''}${n}` } } });
+  // An item is a number, or an object carrying one (as the live feed's views are objects).
+  const valueOf = (n: number | { n: number }) => (typeof n === 'number' ? n : n.n);
+  const item = new GraphQLObjectType({
+    name: 'Item',
+    fields: {
+      n: { type: GraphQLInt, resolve: valueOf },
+      label: { type: GraphQLString, args: { prefix: { type: GraphQLString } }, resolve: (n: number | { n: number }, a) => `${a.prefix ?? ''}${valueOf(n)}` },
+    },
+  });
   const field = (name: 'capacityChanged' | 'other') => ({
     type: new GraphQLList(item),
     args: { prefix: { type: GraphQLString } },
     subscribe: feed(name),
-    resolve: (batch: number[]) => {
+    resolve: (batch: unknown[]) => {
       executed[name]++;
       return batch;
     },
@@ -43,7 +51,15 @@ function countingSchema() {
     query: new GraphQLObjectType({ name: 'Query', fields: { ok: { type: GraphQLInt } } }),
     subscription: new GraphQLObjectType({ name: 'Subscription', fields: { capacityChanged: field('capacityChanged'), other: field('other') } }),
   });
-  return { schema, executed, returned, publish: (payload: number[]) => feeds.forEach((push) => push([...payload])) };
+  // Each subscriber gets its own array (as each live subscription batches for itself), with the same elements.
+  return {
+    schema,
+    executed,
+    returned,
+    publish: (payload: unknown[]) => feeds.forEach((push) => push([...payload])),
+    /** A batch made afresh for each subscriber. */
+    publishEach: (make: () => unknown[]) => feeds.forEach((push) => push(make())),
+  };
 }
 
 /** graphql-js answers objects without a prototype; compare their JSON. */
@@ -86,6 +102,26 @@ describe('subscribeSharingResults', () => {
     publish([1]);
     await Promise.all(pending);
     expect(executed.capacityChanged).toBe(4);
+  });
+
+  it('tells batches of objects apart by identity: the same views share, equal copies are executed apart', async () => {
+    const { schema, executed, publish, publishEach } = countingSchema();
+    const a = await open(schema, QUERY, { p: 'x' });
+    const b = await open(schema, QUERY, { p: 'x' });
+    const views = [{ n: 1 }, { n: 2 }];
+    let pending = [a.next(), b.next()];
+    publish(views);
+    const [first, second] = await Promise.all(pending);
+    expect(second.value).toBe(first.value);
+    expect(plain(first.value)).toEqual({ data: { capacityChanged: [{ n: 1, label: 'x1' }, { n: 2, label: 'x2' }] } });
+    expect(executed.capacityChanged).toBe(1);
+    await new Promise((resolve) => setImmediate(resolve));
+    pending = [a.next(), b.next()];
+    // Equal but not the same objects: the right answers, executed once per subscriber.
+    publishEach(() => [{ n: 3 }]);
+    const answers = await Promise.all(pending);
+    expect(answers.map((answer) => plain(answer.value))).toEqual([0, 1].map(() => ({ data: { capacityChanged: [{ n: 3, label: 'x3' }] } })));
+    expect(executed.capacityChanged).toBe(3);
   });
 
   it('runs other subscriptions once per subscriber', async () => {

@@ -19,6 +19,12 @@ export interface CoalesceOptions {
   now?: () => number;
 }
 
+/**
+ * A source that calls `listener` with each value as it arrives (a listener
+ * on an event target) until the function it returns is called.
+ */
+export type PushSource<S> = (listener: (value: S) => void) => () => void;
+
 /** The coalesced stream: batches of values; `return()` ends it and unsubscribes from the source. */
 export interface CoalescedIterator<T> extends AsyncIterableIterator<T[]> {
   return(): Promise<IteratorResult<T[]>>;
@@ -34,7 +40,8 @@ interface Pending<T> {
 
 /**
  * Reads `source` eagerly (so nothing piles up upstream, e.g. in a pub/sub
- * repeater), turns each value into keyed items and keeps only the latest
+ * repeater; a push source hands each value over as it arrives, with no
+ * queue of its own), turns each value into keyed items and keeps only the latest
  * item per key until it is delivered. Delivery is in batches: every item
  * that is due (see `windowMs`), oldest first. Memory is bounded by
  * `maxPending` keys whatever the consumer's speed: a slow consumer sees
@@ -42,7 +49,7 @@ interface Pending<T> {
  * allowed gets an error (it should resubscribe and refetch) instead of
  * growing the gateway's memory.
  */
-export function coalesce<S, T>(source: AsyncIterable<S>, expand: (value: S) => LiveItem<T>[], options: CoalesceOptions): CoalescedIterator<T> {
+export function coalesce<S, T>(source: AsyncIterable<S> | PushSource<S>, expand: (value: S) => LiveItem<T>[], options: CoalesceOptions): CoalescedIterator<T> {
   return new Coalescer(source, expand, options);
 }
 
@@ -51,7 +58,10 @@ class Coalescer<S, T> implements CoalescedIterator<T> {
   private readonly delivered = new Map<string, number>();
   /** When each key was last delivered, oldest first; only the last `windowMs` matter. */
   private readonly deliveredAt = new Map<string, number>();
-  private readonly iterator: AsyncIterator<S>;
+  /** The source as an iterator, read by pump(); undefined for a push source. */
+  private readonly iterator: AsyncIterator<S> | undefined;
+  /** Ends a push source's listening; undefined for an iterator. */
+  private unlisten: (() => void) | undefined;
   private readonly now: () => number;
   private failure: Error | undefined;
   private sourceDone = false;
@@ -60,13 +70,18 @@ class Coalescer<S, T> implements CoalescedIterator<T> {
   private timer: NodeJS.Timeout | undefined;
 
   constructor(
-    source: AsyncIterable<S>,
+    source: AsyncIterable<S> | PushSource<S>,
     private readonly expand: (value: S) => LiveItem<T>[],
     private readonly options: CoalesceOptions,
   ) {
-    this.iterator = source[Symbol.asyncIterator]();
     this.now = options.now ?? Date.now;
-    void this.pump();
+    if (typeof source === 'function') {
+      // Thousands of live calendars hear every change: handed over directly, a change costs each of them no queue and no promise.
+      this.unlisten = source((value) => this.receive(value));
+    } else {
+      this.iterator = source[Symbol.asyncIterator]();
+      void this.pump();
+    }
   }
 
   [Symbol.asyncIterator](): CoalescedIterator<T> {
@@ -104,7 +119,8 @@ class Coalescer<S, T> implements CoalescedIterator<T> {
 
   async return(): Promise<IteratorResult<T[]>> {
     this.close();
-    await this.iterator.return?.();
+    this.stopListening();
+    await this.iterator?.return?.();
     return { done: true, value: undefined };
   }
 
@@ -113,10 +129,31 @@ class Coalescer<S, T> implements CoalescedIterator<T> {
     throw error;
   }
 
+  /** A value of a push source: expanded and offered at once; a failure ends the listening (as pump ends its iterator). */
+  private receive(value: S): void {
+    if (this.closed || this.failure) return;
+    try {
+      for (const item of this.expand(value)) this.offer(item);
+    } catch (error) {
+      this.failure ??= error instanceof Error ? error : new Error(String(error));
+    }
+    if (this.failure) {
+      this.stopListening();
+      this.signal();
+    }
+  }
+
+  private stopListening(): void {
+    const unlisten = this.unlisten;
+    this.unlisten = undefined;
+    unlisten?.();
+  }
+
   private async pump(): Promise<void> {
+    const iterator = this.iterator!;
     try {
       while (!this.closed && !this.failure) {
-        const result = await this.iterator.next();
+        const result = await iterator.next();
         if (result.done) break;
         if (this.closed) break;
         for (const item of this.expand(result.value)) this.offer(item);
@@ -126,7 +163,7 @@ class Coalescer<S, T> implements CoalescedIterator<T> {
     }
     this.sourceDone = true;
     // Stop the upstream subscription as soon as this iterator cannot use it any more.
-    if (this.failure) await this.iterator.return?.();
+    if (this.failure) await iterator.return?.();
     this.signal();
   }
 

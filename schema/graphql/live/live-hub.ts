@@ -9,7 +9,7 @@ import type { Logger } from '../../../services/kernel/logger.js';
 import { createRedisClient, type RedisTarget } from '../../../services/kernel/redis.js';
 import type { AppointmentChangeView, AppointmentFeed } from '../../../services/live/appointment-feed.service.js';
 import type { CapacityChangeView, CapacityFeed } from '../../../services/live/capacity-feed.service.js';
-import { type CoalescedIterator, coalesce } from './coalescing-iterator.js';
+import { type CoalescedIterator, coalesce, type PushSource } from './coalescing-iterator.js';
 
 /**
  * Topics the gateway listens to. The worker's outbox relay publishes each
@@ -35,7 +35,7 @@ export const LIVE_MAX_BATCH = 500;
  * prefixed with `prefix` (QUEUE_PREFIX, see `liveChannel`); messages of other
  * prefixes are ignored.
  */
-export function createRedisPubSub(target: RedisTarget, prefix: string, logger?: Logger): { pubSub: LivePubSub; close(): void } {
+export function createRedisPubSub(target: RedisTarget, prefix: string, logger?: Logger): { pubSub: LivePubSub; events: LiveEvents; close(): void } {
   const publishClient = createRedisClient(target, { name: 'gateway-pubsub-publish' });
   const subscribeClient = createRedisClient(target, { forWorker: true, name: 'gateway-pubsub-subscribe' });
   const channelPrefix = liveChannel(prefix, '');
@@ -56,11 +56,30 @@ export function createRedisPubSub(target: RedisTarget, prefix: string, logger?: 
   const eventTarget = createRedisEventTarget({ publishClient: publisher as unknown as Redis, subscribeClient: subscriber as unknown as Redis });
   return {
     pubSub: createPubSub<LiveTopics>({ eventTarget }),
+    events: {
+      listen: (topic) => (listener) => {
+        // The event target parses each message once and calls every listener with the same CustomEvent.
+        const callback = (event: Event) => listener((event as CustomEvent).detail);
+        eventTarget.addEventListener(topic, callback);
+        return () => eventTarget.removeEventListener(topic, callback);
+      },
+    },
     close() {
       publishClient.disconnect();
       subscribeClient.disconnect();
     },
   };
+}
+
+/**
+ * The live topics as push sources: each listener is called with every
+ * payload published on the topic, the same object for all of them, until it
+ * stops listening (Redis SUBSCRIBE while anyone listens). Unlike the PubSub's
+ * subscriptions, no per-subscriber queue (repeater) stands in between: the
+ * coalescing buffer of each subscription is its only queue.
+ */
+export interface LiveEvents {
+  listen(topic: keyof LiveTopics): PushSource<unknown>;
 }
 
 /** An in-memory PubSub, for emitting the SDL and for code that never subscribes. */
@@ -82,14 +101,14 @@ const slowConsumer = () =>
  */
 export class LiveHub {
   constructor(
-    readonly pubSub: LivePubSub,
+    private readonly events: LiveEvents,
     private readonly clock: Clock,
     private readonly options: LiveHubOptions,
   ) {}
 
   /** Capacity changes of the feed's resources, the last value per slot within the coalescing window. */
   capacityChanges(feed: CapacityFeed): CoalescedIterator<CapacityChangeView> {
-    return coalesce(this.pubSub.subscribe(TOPICS.capacityChanged), (payload) => feed.viewsOf(payload, this.clock.now()), {
+    return coalesce(this.events.listen(TOPICS.capacityChanged), (payload) => feed.viewsOf(payload, this.clock.now()), {
       windowMs: this.options.coalesceMs,
       maxPending: this.options.maxPending ?? LIVE_MAX_PENDING,
       maxBatch: this.options.maxBatch ?? LIVE_MAX_BATCH,
@@ -100,7 +119,7 @@ export class LiveHub {
 
   /** Appointment changes of the feed's provider; never coalesced (each change counts), but bounded the same way. */
   appointmentChanges(feed: AppointmentFeed): CoalescedIterator<AppointmentChangeView> {
-    return coalesce(this.pubSub.subscribe(TOPICS.appointmentChanged), (payload) => feed.viewsOf(payload), {
+    return coalesce(this.events.listen(TOPICS.appointmentChanged), (payload) => feed.viewsOf(payload), {
       windowMs: 0,
       maxPending: this.options.maxPending ?? LIVE_MAX_PENDING,
       maxBatch: this.options.maxBatch ?? LIVE_MAX_BATCH,

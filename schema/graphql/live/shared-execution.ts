@@ -13,7 +13,7 @@ const SHARED_RESULTS_MAX = 10_000;
  * document and variables and receive an equal batch get one result,
  * executed once per burst of deliveries (a macrotask), so a change sent to a
  * thousand live calendars is executed once per distinct query, not a
- * thousand times. Every other subscription runs as graphql-js runs it.
+ * thousand times. Batches are told apart by batchKey (objects by identity). Every other subscription runs as graphql-js runs it.
  */
 export function subscribeSharingResults(shareable: ReadonlySet<string>) {
   const results = new Map<string, Result>();
@@ -40,16 +40,55 @@ export function subscribeSharingResults(shareable: ReadonlySet<string>) {
     if (!isAsyncIterable(stream)) return stream;
     const run = (payload: unknown) => execute({ ...args, rootValue: payload });
     const documentKey = shareableDocument(args, shareable);
-    return mapAsyncIterable(stream, documentKey === null ? run : (payload) => shared(`${documentKey}\u0000${JSON.stringify(payload)}`, () => run(payload)));
+    return mapAsyncIterable(stream, documentKey === null ? run : (payload) => shared(`${documentKey}\u0000${batchKey(payload)}`, () => run(payload)));
   };
 }
+
+/** A number per object a batch held, for batchKey; weak, so it lives as long as the object. */
+const objectIds = new WeakMap<object, number>();
+let lastObjectId = 0;
+
+/**
+ * What decides a batch's result: its values in order, objects by identity
+ * (the live feed hands every subscriber of a kind the same view objects, see
+ * capacity-feed.service.ts), others by value. Unlike its JSON, it costs no
+ * walk through the views: with thousands of subscribers a change was
+ * serialized once per subscriber just to find the shared result. Equal
+ * objects that are not the same object only miss sharing (executed apart).
+ */
+function batchKey(payload: unknown): string {
+  if (!Array.isArray(payload)) return `=${JSON.stringify(payload)}`;
+  let key = '';
+  for (const value of payload) {
+    if (typeof value === 'object' && value !== null) {
+      let id = objectIds.get(value);
+      if (id === undefined) objectIds.set(value, (id = ++lastObjectId));
+      key += `#${id},`;
+    } else {
+      key += `${JSON.stringify(value)},`;
+    }
+  }
+  return key;
+}
+
+/** Numbers of the shareable documents (with their variables) seen, so a delivery's key is short; forgotten past DOCUMENTS_MAX. */
+const documentIds = new Map<string, number>();
+const DOCUMENTS_MAX = 10_000;
+let lastDocumentId = 0;
 
 /** The key of a document whose one root field is shareable (with its variables), else null. */
 function shareableDocument(args: ExecutionArgs, shareable: ReadonlySet<string>): string | null {
   const operation = getOperationAST(args.document, args.operationName);
   const roots = operation?.selectionSet.selections ?? [];
   if (roots.length !== 1 || roots[0]!.kind !== Kind.FIELD || !shareable.has(roots[0]!.name.value)) return null;
-  return `${print(args.document)}\u0000${args.operationName ?? ''}\u0000${JSON.stringify(args.variableValues ?? {})}`;
+  const text = `${print(args.document)}\u0000${args.operationName ?? ''}\u0000${JSON.stringify(args.variableValues ?? {})}`;
+  let id = documentIds.get(text);
+  if (id === undefined) {
+    // A number is never given twice: a subscription that keeps one from before a clear shares only with its own kind.
+    if (documentIds.size >= DOCUMENTS_MAX) documentIds.clear();
+    documentIds.set(text, (id = ++lastDocumentId));
+  }
+  return `d${id}`;
 }
 
 const isAsyncIterable = (value: unknown): value is AsyncIterable<unknown> =>
