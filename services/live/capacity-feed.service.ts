@@ -6,6 +6,7 @@ import { compilePattern, DEFAULT_TIME_FORMAT } from '../booking/date-pattern.js'
 import { channelRowsOf, OFFER_COLUMNS, type OfferRow, offeredProducts } from '../booking/public-resource.js';
 import type { Context } from '../kernel/context.js';
 import { validationError } from '../kernel/errors.js';
+import { interner } from '../kernel/interner.js';
 import { parseInput } from '../kernel/validation.js';
 import { formatWithOffset, parseDateTimeInput, wallClockString } from '../kernel/wall-clock.js';
 import type { BookingChannelSetting } from '../resources/booking-channel-setting.entity.js';
@@ -60,9 +61,9 @@ export interface LiveItem<T> {
 
 interface WatchedResource {
   /**
-   * Everything below and the subscriber's time format, as one string:
-   * subscriptions with equal signatures see equal views of a change, so they
-   * share them (see viewsOf).
+   * Everything below and the subscriber's time format, named by
+   * signatureOf: subscriptions with equal signatures see equal views of a
+   * change, so they share them (see viewsOf).
    */
   signature: string;
   resource: { id: string; publicName: string };
@@ -96,6 +97,9 @@ function sharedFormatter(pattern: string, zone: string, languageTag: string | nu
   }
   return formatter;
 }
+
+/** Short names of the signatures of watched resources (see WatchedResource and kernel/interner.ts). */
+const signatureOf = interner('s');
 
 interface FeedRow extends OfferRow {
   public_name: string;
@@ -143,7 +147,7 @@ export async function openCapacityFeed(ctx: Context, raw: unknown): Promise<Capa
       .map((p) => ({ id: p.id, name: p.name, minDuration: p.min, maxDuration: p.max, leadTimeMinutes: p.lead, followUpTimeMinutes: p.follow }));
     const contact = contacts.channelOf(subjectOf(resource));
     const facts = { resource: { id: resource.id, publicName: resource.public_name }, zone: resource.time_zone, rows, channel, offered, contact };
-    watched.set(resource.id, { signature: `${JSON.stringify(facts)}\u0000${formatterKey(pattern, zone, input.languageTag)}`, ...facts });
+    watched.set(resource.id, { signature: signatureOf(`${JSON.stringify(facts)}\u0000${formatterKey(pattern, zone, input.languageTag)}`), ...facts });
   }
   return {
     resourceIds: resources.map((r) => r.id),

@@ -1,4 +1,5 @@
 import { createSourceEventStream, type ExecutionArgs, type ExecutionResult, execute, getOperationAST, Kind, print } from 'graphql';
+import { interner } from '../../../services/kernel/interner.js';
 
 type Result = ExecutionResult | Promise<ExecutionResult>;
 
@@ -71,24 +72,15 @@ function batchKey(payload: unknown): string {
   return key;
 }
 
-/** Numbers of the shareable documents (with their variables) seen, so a delivery's key is short; forgotten past DOCUMENTS_MAX. */
-const documentIds = new Map<string, number>();
-const DOCUMENTS_MAX = 10_000;
-let lastDocumentId = 0;
+/** Short names of the shareable documents with their variables, so a delivery's key is short (see kernel/interner.ts). */
+const documentName = interner('d');
 
 /** The key of a document whose one root field is shareable (with its variables), else null. */
 function shareableDocument(args: ExecutionArgs, shareable: ReadonlySet<string>): string | null {
   const operation = getOperationAST(args.document, args.operationName);
   const roots = operation?.selectionSet.selections ?? [];
   if (roots.length !== 1 || roots[0]!.kind !== Kind.FIELD || !shareable.has(roots[0]!.name.value)) return null;
-  const text = `${print(args.document)}\u0000${args.operationName ?? ''}\u0000${JSON.stringify(args.variableValues ?? {})}`;
-  let id = documentIds.get(text);
-  if (id === undefined) {
-    // A number is never given twice: a subscription that keeps one from before a clear shares only with its own kind.
-    if (documentIds.size >= DOCUMENTS_MAX) documentIds.clear();
-    documentIds.set(text, (id = ++lastDocumentId));
-  }
-  return `d${id}`;
+  return documentName(`${print(args.document)}\u0000${args.operationName ?? ''}\u0000${JSON.stringify(args.variableValues ?? {})}`);
 }
 
 const isAsyncIterable = (value: unknown): value is AsyncIterable<unknown> =>
