@@ -157,6 +157,8 @@ export function describeCpuBudget(budget: CpuBudget): string {
   const allows = budget.targetAllowsMsPerUnit === null ? '' : `; at the target rate the ${budget.cores} cores allow ${budget.targetAllowsMsPerUnit} ms`;
   const ceiling = budget.postgresAloneAtMostPerSecond === null ? '' : `; PostgreSQL's share alone would allow at most ${budget.postgresAloneAtMostPerSecond}/s`;
   const after = budget.catchUpMsPerUnit;
-  const catchUp = after ? `; afterwards, until the worker caught up: ${CPU_USERS.filter((user) => (after[user] ?? 0) >= 0.05).map((user) => `${user} ${after[user]}`).join(', ')} = ${after.total}` : '';
+  // Users with next to nothing afterwards (the benchmark, the gateways) are left out of that part.
+  const afterParts = after ? CPU_USERS.filter((user) => (after[user] ?? 0) >= 0.05).map((user) => `${user} ${after[user]}`) : [];
+  const catchUp = after ? `; afterwards, until the worker caught up: ${afterParts.join(', ')} = ${after.total}` : '';
   return `CPU per ${budget.per} (ms): ${parts} = ${budget.msPerUnit.total ?? '?'}${allows}${ceiling}${catchUp}`;
 }

@@ -14,7 +14,8 @@ const SHARED_RESULTS_MAX = 10_000;
  * document and variables and receive an equal batch get one result,
  * executed once per burst of deliveries (a macrotask), so a change sent to a
  * thousand live calendars is executed once per distinct query, not a
- * thousand times. Batches are told apart by batchKey (objects by identity). Every other subscription runs as graphql-js runs it.
+ * thousand times. Batches are told apart by batchKey (objects by
+ * identity). Every other subscription runs as graphql-js runs it.
  */
 export function subscribeSharingResults(shareable: ReadonlySet<string>) {
   const results = new Map<string, Result>();
