@@ -70,7 +70,7 @@ export const metrics = {
   transactionRetries: counter('booking_transaction_retries_total', 'Transactions run again after a deadlock or serialization failure, by SQLSTATE', ['code']),
   ormTransactionFallbacks: counter(
     'booking_orm_transaction_fallbacks_total',
-    'Booking writes run again in an ORM transaction (neighbouring slots to announce, expired holds to release, a slot claimed meanwhile)',
+    'Booking writes and hold expiries run again in an ORM transaction (neighbouring slots to announce, expired holds to release, a slot claimed meanwhile, a hold that is not the last of its slot)',
   ),
 };
 

@@ -6,6 +6,8 @@ import { expireHold } from '../../services/participations/hold.service.js';
 import { startTestApp, type TestApp } from '../support/harness.js';
 import { isolatedDatabase } from '../support/isolated-database.js';
 import { apiClient } from '../support/http.js';
+import { setupBookable } from '../support/booking-fixtures.js';
+import { slotOf } from '../support/booking-flow.js';
 import { bookSlot, type MailFixture, setupMailProvider } from '../support/mail-fixtures.js';
 import { enc } from '../support/offerings-fixtures.js';
 import { sql } from '../support/scheduling-fixtures.js';
@@ -146,6 +148,38 @@ describe('hold expiry by the delayed job (hold shortened to 1.5 s)', () => {
     await new Promise((resolve) => setTimeout(resolve, HOLD_MS + 1500));
     const [row] = await sql<{ state: string; expires_at: Date | null }>(app, 'select state, expires_at from participation where id = ?', [participationId]);
     expect(row).toMatchObject({ state: 'BOOKED', expires_at: null });
+  });
+
+  it('tells the CRM feed HOLD_EXPIRED once, and announces the neighbours where products keep lead or follow-up time', async () => {
+    const feed = (participationId: string) =>
+      sql<{ payload: Record<string, unknown> }>(app, `select payload from outbox_message where topic = 'appointment-changed' and payload->>'change' = 'HOLD_EXPIRED' and payload->>'participationUuid' = ?`, [
+        participationId,
+      ]);
+    // The last hold of a slot, no blocked time: the plain-statement path.
+    const plain = await setupMailProvider(app, { capacity: 1 });
+    const first = await reserve(app, plain, 1);
+    await waitUntilGone(app, first.participationId, HOLD_MS + 5000);
+    expect((await feed(first.participationId)).map((row) => row.payload)).toEqual([
+      expect.objectContaining({ appointmentUuid: first.appointmentId, appointmentState: 'ACTIVE', state: null, previousState: 'RESERVED', crmId: plain.crmId }),
+    ]);
+
+    // A product with lead and follow-up time: freeing the slot may open its neighbours, so the timeslot is announced too.
+    const blocked = await setupBookable(app, { capacity: 1, slots: 4, product: { leadTimeMinutes: 30, followUpTimeMinutes: 30 } });
+    const slot = slotOf(blocked, 1);
+    const res = await apiClient(app.baseUrl).post(`/rest/1/resources/${enc(blocked.resourceUuid)}/reserve_appointment`, {
+      timeslot_uuid: blocked.timeslotUuid,
+      product_uuid: blocked.productUuid,
+      from: slot.from,
+      to: slot.to,
+    });
+    expect(res.status, res.text).toBe(200);
+    const { uuid: participationId, appointment_uuid: appointmentId } = res.body.participation;
+    // After the reserve's own announcements (written before it answered), before the expiry's.
+    const since = new Date();
+    await waitUntilGone(app, participationId, HOLD_MS + 5000);
+    expect(await sql(app, 'select 1 from appointment where id = ?', [appointmentId])).toEqual([]);
+    await expect.poll(async () => (await feed(participationId)).length, { timeout: 3000 }).toBe(1);
+    await expect.poll(async () => (await timeslotEventsAfter(app, blocked.timeslotUuid, since)).length, { timeout: 3000 }).toBeGreaterThan(0);
   });
 
   it('expireHold is safe to run again: not due yet, removed, then gone', async () => {
