@@ -109,6 +109,44 @@ export async function announceSlotsAroundClaim(ctx: Context, slot: ClaimedSlot):
 }
 
 /**
+ * What decides how the slot of a removed booking-flow appointment reads
+ * again, besides its timeslot: whether some product of the provider keeps
+ * lead or follow-up time (then its neighbours may open up too), and whether
+ * another active appointment's blocked period covers the slot. Its `?`s
+ * bind LOT_REMOVAL_PARAMS.
+ */
+export const LOT_REMOVAL_FACTS = `exists (select 1 from product where provider_id = ? and (coalesce(lead_time_minutes, 0) > 0 or coalesce(follow_up_time_minutes, 0) > 0)) as blocked_time,
+  exists (select 1 from appointment where resource_id = ? and id <> ? and state = 'ACTIVE' and not archived
+             and tstzrange(blocked_from, blocked_to) && tstzrange(?::timestamptz, ?::timestamptz)) as busy`;
+export const lotRemovalParams = (lot: { id: string; providerId: string; resourceId: string; start: Date; end: Date }) => [lot.providerId, lot.resourceId, lot.id, lot.start, lot.end];
+
+/**
+ * The slot of a removed booking-flow appointment as a Bookable again: its
+ * timeslot's default places while the timeslot is BOOKABLE, the resource
+ * open and no other appointment's blocked period covers it, else 0. The
+ * caller stamps the version.
+ */
+export function freedSlotEvent(
+  lot: { resourceId: string; start: Date; end: Date },
+  timeslot: { id: string; state: string; defaultCapacity: number },
+  facts: { resourceOpen: boolean; busy: boolean },
+): Omit<SlotCapacityEvent, 'version'> {
+  const open = timeslot.state === 'BOOKABLE' && facts.resourceOpen && !facts.busy;
+  return {
+    scope: 'slot',
+    resourceId: lot.resourceId,
+    timeslotId: timeslot.id,
+    appointmentId: null,
+    productId: null,
+    kind: 'models.Bookable',
+    start: lot.start.toISOString(),
+    end: lot.end.toISOString(),
+    capacity: timeslot.defaultCapacity,
+    capacityLeft: open ? timeslot.defaultCapacity : 0,
+  };
+}
+
+/**
  * Announces the slot of a booking-flow appointment that was just removed
  * (its last hold expired): the slot is a Bookable again with its timeslot's
  * default places, unless another appointment's blocked period covers it.
@@ -119,27 +157,11 @@ export async function announceSlotsAroundClaim(ctx: Context, slot: ClaimedSlot):
 export async function announceLotRemoved(ctx: Context, appointment: Appointment): Promise<void> {
   await ctx.em.populate(appointment, ['resource', 'timeslot']);
   const timeslot = appointment.timeslot;
-  const [row] = await ctx.em.execute<{ blocked_time: boolean; busy: boolean }[]>(
-    `select exists (select 1 from product where provider_id = ? and (coalesce(lead_time_minutes, 0) > 0 or coalesce(follow_up_time_minutes, 0) > 0)) as blocked_time,
-            exists (select 1 from appointment where resource_id = ? and id <> ? and state = 'ACTIVE' and not archived
-                       and tstzrange(blocked_from, blocked_to) && tstzrange(?, ?)) as busy`,
-    [appointment.provider.id, appointment.resource.id, appointment.id, appointment.start, appointment.end],
-  );
+  const lot = { id: appointment.id, providerId: appointment.provider.id, resourceId: appointment.resource.id, start: appointment.start, end: appointment.end };
+  const [row] = await ctx.em.execute<{ blocked_time: boolean; busy: boolean }[]>(`select ${LOT_REMOVAL_FACTS}`, lotRemovalParams(lot));
   if (!timeslot || row!.blocked_time) return announceAppointmentRemoved(ctx, appointment);
-  const open = timeslot.state === 'BOOKABLE' && resourceOpen(appointment.resource) && !row!.busy;
-  publish(ctx, {
-    scope: 'slot',
-    version: await eventVersion(ctx),
-    resourceId: appointment.resource.id,
-    timeslotId: timeslot.id,
-    appointmentId: null,
-    productId: null,
-    kind: 'models.Bookable',
-    start: appointment.start.toISOString(),
-    end: appointment.end.toISOString(),
-    capacity: timeslot.defaultCapacity,
-    capacityLeft: open ? timeslot.defaultCapacity : 0,
-  });
+  const event = freedSlotEvent(lot, timeslot, { resourceOpen: resourceOpen(appointment.resource), busy: row!.busy });
+  publish(ctx, { ...event, version: await eventVersion(ctx) });
 }
 
 /**

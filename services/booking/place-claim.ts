@@ -5,7 +5,8 @@ import { DomainError, RetryableRefusal, validationError } from '../kernel/errors
 import { newId } from '../kernel/ids.js';
 import { slotAt } from '../timeslots/slot-grid.js';
 import { announceAppointmentChange } from '../live/appointment-events.js';
-import { addTouchedResources, type OutboxDraft } from '../outbox/outbox.service.js';
+import { EVENT_VERSION_SQL } from '../live/event-version.js';
+import { addTouchedResources, draftsJson, type OutboxDraft, outboxInsertFrom } from '../outbox/outbox.service.js';
 import { BusyIndex, durationCandidates, type LotState, lotListed, productsForSlot } from './bookability.js';
 import type { BookingScope, ScopeProduct, ScopeResource } from './booking-request.js';
 
@@ -357,18 +358,12 @@ export interface PlaceCount {
 
 /**
  * Outbox rows inserted by the statement that changes the place, only when
- * it did (`from <changed>`): capacity events get the count and the version
- * of that moment, so nothing is written after the appointment's lock is
- * taken but the COMMIT.
+ * it did (`from a, <changed>`): capacity events get the count and the
+ * version of that moment, so nothing is written after the appointment's
+ * lock is taken but the COMMIT.
  */
-const OUTBOX_INSERT = (changed: string, capacityLeft: string) => `
-  insert into outbox_message (kind, topic, payload, run_at, created_at, attempts)
-  select m.kind, m.topic,
-         case when m.topic = 'capacity-changed'
-              then m.payload || jsonb_build_object('capacityLeft', ${capacityLeft}, 'version', (extract(epoch from clock_timestamp()) * 1000000)::bigint)
-              else m.payload end,
-         m.run_at, now(), 0
-    from a, ${changed}, jsonb_to_recordset(?::jsonb) as m(kind text, topic text, payload jsonb, run_at timestamptz)`;
+const OUTBOX_INSERT = (changed: string, capacityLeft: string) =>
+  outboxInsertFrom(`a, ${changed}`, `jsonb_build_object('capacityLeft', ${capacityLeft}, 'version', ${EVENT_VERSION_SQL})`);
 
 /**
  * Writes that belong to the same booking and travel in the statement that
@@ -389,8 +384,6 @@ export const PLACED = '{placed}';
 /** The writes as CTEs (each followed by a comma), guarded by the rows of CTE `placed`. */
 const writesAfter = (writes: WritesWithPlace, placed: string) =>
   writes.statements.map((statement, i) => `w${i} as (${statement.replaceAll(PLACED, `exists (select 1 from ${placed})`)} returning 1), `).join('');
-
-const draftsJson = (drafts: OutboxDraft[]) => JSON.stringify(drafts.map((d) => ({ kind: d.kind, topic: d.topic, payload: d.payload, run_at: d.runAt ?? null })));
 
 /**
  * Gives a place in a booking-flow appointment, or not: ONE statement locks
@@ -434,7 +427,7 @@ async function givePlace(
          returning id
        ), ${writesAfter(writes, 'p')}o as (${OUTBOX_INSERT('p', 'case when a.accept_bookings then greatest(a.capacity - a.places_taken - 1, 0) else 0 end')})
        select a.places_taken as taken, a.capacity, (select count(*) from p)::int as given,
-              (extract(epoch from clock_timestamp()) * 1000000)::bigint as version,
+              ${EVENT_VERSION_SQL} as version,
               exists (select 1 from participation h where h.appointment_id = a.id and h.state = 'RESERVED' and h.expires_at <= ?) as expired_holds
          from a`,
       [
@@ -555,7 +548,7 @@ export async function completeHold(
        select id, capacity, places_taken, accept_bookings from appointment where id = ?
      ), o as (${OUTBOX_INSERT('u', 'case when a.accept_bookings then greatest(a.capacity - a.places_taken, 0) else 0 end')})
      select a.places_taken - 1 as taken, a.capacity, (select count(*) from u)::int as given,
-            (extract(epoch from clock_timestamp()) * 1000000)::bigint as version
+            ${EVENT_VERSION_SQL} as version
        from a`,
     [row.customerId, row.state, row.channelKey, row.locale, row.messages ? JSON.stringify(row.messages) : null, now, holdId, lot.id, ...writes.params, lot.id, draftsJson(outbox)],
     // In an inSqlTransaction, the last statement: COMMIT goes with it (a hold that is gone writes nothing).

@@ -13,6 +13,25 @@ export interface OutboxDraft {
   runAt?: Date | null;
 }
 
+/**
+ * An INSERT of outbox rows for writers that insert them in the statement
+ * that makes the change (see booking/place-claim.ts givePlace): one row per
+ * draft for each row of `from` (CTEs with one row when the change was made,
+ * none otherwise), in the drafts' order. Its `?` binds draftsJson of the
+ * drafts. Capacity events get `capacityFields` merged into their payload (a
+ * jsonb expression: the count and the version under the change's lock).
+ */
+export const outboxInsertFrom = (from: string, capacityFields: string) => `
+  insert into outbox_message (kind, topic, payload, run_at, created_at, attempts)
+  select m.kind, m.topic,
+         case when m.topic = '${TOPICS.capacityChanged}' then m.payload || ${capacityFields} else m.payload end,
+         m.run_at, now(), 0
+    from ${from}, rows from (jsonb_to_recordset(?::jsonb) as (kind text, topic text, payload jsonb, run_at timestamptz)) with ordinality as m(kind, topic, payload, run_at, n)
+   order by m.n`;
+
+/** The drafts as outboxInsertFrom binds them. */
+export const draftsJson = (drafts: OutboxDraft[]) => JSON.stringify(drafts.map((d) => ({ kind: d.kind, topic: d.topic, payload: d.payload, run_at: d.runAt ?? null })));
+
 /** EntityManagers (one per transaction) that wrote outbox rows the relay has not been woken for yet. */
 const unannounced = new WeakSet<EntityManager>();
 /** Resources whose capacity events a transaction (by its EntityManager) wrote: their calendar counters move after commit. */

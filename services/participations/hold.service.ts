@@ -1,9 +1,9 @@
 import { type Context, inLeanTransaction, RetryInOrmTransaction } from '../kernel/context.js';
-import { announceCapacity, announceLotRemoved } from '../appointments/capacity-events.js';
+import { announceCapacity, announceLotRemoved, freedSlotEvent, LOT_REMOVAL_FACTS, lotRemovalParams } from '../appointments/capacity-events.js';
 import { QUEUES, TOPICS } from '../kernel/jobs.js';
 import { announceAppointmentChange, appointmentChangeDraft } from '../live/appointment-events.js';
-import type { SlotCapacityEvent } from '../live/capacity-event.js';
-import { addTouchedResources, writeOutbox } from '../outbox/outbox.service.js';
+import { EVENT_VERSION_SQL } from '../live/event-version.js';
+import { addTouchedResources, draftsJson, type OutboxDraft, outboxInsertFrom, writeOutbox } from '../outbox/outbox.service.js';
 import { Participation } from './participation.entity.js';
 import { lockParticipation } from './participation-state.js';
 import { metrics } from '../kernel/metrics.js';
@@ -100,7 +100,7 @@ interface UnderLock {
   others: boolean;
   /** Some product of the provider keeps lead or follow-up time (then neighbouring slots change too: the ORM path). */
   blocked_time: boolean;
-  timeslot: { state: string; default_capacity: number; resource_open: boolean } | null;
+  timeslot: { id: string; state: string; default_capacity: number; resource_open: boolean } | null;
   /** Another active appointment's blocked period covers the slot. */
   busy: boolean;
 }
@@ -114,59 +114,39 @@ interface UnderLock {
  * RetryInOrmTransaction before it has written anything.
  */
 async function expireLastHold(tx: Context, participationId: string): Promise<HoldExpiryOutcome> {
-  const [lot] = await sql<HeldLot>(tx, `select a.id, a.crm_id, a.provider_id, a.resource_id, a.timeslot_id, a.reference, a.state, a.start, a."end"
+  const [row] = await sql<HeldLot>(tx, `select a.id, a.crm_id, a.provider_id, a.resource_id, a.timeslot_id, a.reference, a.state, a.start, a."end"
        from appointment a where a.id = (select appointment_id from participation where id = ?) for update`,
     [participationId],
   );
-  if (!lot) return 'gone';
+  if (!row) return 'gone';
+  const lot = { id: row.id, providerId: row.provider_id, resourceId: row.resource_id, start: new Date(row.start), end: new Date(row.end) };
   const [read] = await sql<UnderLock>(tx, `select
        (select row_to_json(h) from (select state, reference, expires_at from participation where id = ? and appointment_id = ?) h) as hold,
        exists (select 1 from participation where appointment_id = ? and id <> ?) as others,
-       exists (select 1 from product where provider_id = ? and (coalesce(lead_time_minutes, 0) > 0 or coalesce(follow_up_time_minutes, 0) > 0)) as blocked_time,
-       (select row_to_json(s) from (select t.state, t.default_capacity, (not r.archived and r.deleted_at is null) as resource_open
+       (select row_to_json(s) from (select t.id, t.state, t.default_capacity, (not r.archived and r.deleted_at is null) as resource_open
           from timeslot t join resource r on r.id = t.resource_id where t.id = ?) s) as timeslot,
-       exists (select 1 from appointment o where o.resource_id = ? and o.id <> ? and o.state = 'ACTIVE' and not o.archived
-                  and tstzrange(o.blocked_from, o.blocked_to) && tstzrange(?::timestamptz, ?::timestamptz)) as busy`,
-    [participationId, lot.id, lot.id, participationId, lot.provider_id, lot.timeslot_id, lot.resource_id, lot.id, lot.start, lot.end],
+       ${LOT_REMOVAL_FACTS}`,
+    [participationId, lot.id, lot.id, participationId, row.timeslot_id, ...lotRemovalParams(lot)],
   );
-  const { hold, timeslot } = read!;
+  const { hold, others, timeslot, blocked_time: blockedTime, busy } = read!;
   if (!hold) return 'gone';
   if (hold.state !== 'RESERVED') return 'completed';
   const due = notDue(tx, hold.expires_at);
   if (due) return due;
-  if (lot.state !== 'ACTIVE' || !timeslot || read!.others || read!.blocked_time) throw new RetryInOrmTransaction('the hold is not the last of an open slot without blocked time');
+  if (row.state !== 'ACTIVE' || !timeslot || others || blockedTime) throw new RetryInOrmTransaction('the hold is not the last of an open slot without blocked time');
 
   await sql(tx, `delete from participation where id = ? and state = 'RESERVED'`, [participationId]);
-  const appointment = { id: lot.id, reference: lot.reference, state: lot.state, crm: { id: lot.crm_id }, provider: { id: lot.provider_id } };
-  const open = timeslot.state === 'BOOKABLE' && timeslot.resource_open && !read!.busy;
-  const freed: Omit<SlotCapacityEvent, 'version'> = {
-    scope: 'slot',
-    resourceId: lot.resource_id,
-    timeslotId: lot.timeslot_id,
-    appointmentId: null,
-    productId: null,
-    kind: 'models.Bookable',
-    start: new Date(lot.start).toISOString(),
-    end: new Date(lot.end).toISOString(),
-    capacity: timeslot.default_capacity,
-    capacityLeft: open ? timeslot.default_capacity : 0,
-  };
-  const drafts = [
+  const appointment = { id: row.id, reference: row.reference, state: row.state, crm: { id: row.crm_id }, provider: { id: row.provider_id } };
+  const freed = freedSlotEvent(lot, { id: timeslot.id, state: timeslot.state, defaultCapacity: timeslot.default_capacity }, { resourceOpen: timeslot.resource_open, busy });
+  const drafts: OutboxDraft[] = [
     appointmentChangeDraft(tx, 'HOLD_EXPIRED', appointment, { id: participationId, reference: hold.reference, state: 'RESERVED' }, 'RESERVED'),
-    { kind: 'event', topic: TOPICS.capacityChanged, payload: freed },
+    { kind: 'event', topic: TOPICS.capacityChanged, payload: { ...freed } },
   ];
-  // The version is PostgreSQL's clock under the appointment's lock, as eventVersion reads it; events in id order.
-  await sql(tx, `with gone as (delete from appointment where id = ? returning id)
-     insert into outbox_message (kind, topic, payload, run_at, created_at, attempts)
-     select m.kind, m.topic,
-            case when m.topic = ? then m.payload || jsonb_build_object('version', (extract(epoch from clock_timestamp()) * 1000000)::bigint) else m.payload end,
-            null, now(), 0
-       from gone, rows from (jsonb_to_recordset(?::jsonb) as (kind text, topic text, payload jsonb)) with ordinality as m(kind, topic, payload, n)
-      order by m.n`,
-    [lot.id, TOPICS.capacityChanged, JSON.stringify(drafts)],
-    { commit: true },
-  );
-  addTouchedResources(tx.em, [lot.resource_id]);
+  // The version is PostgreSQL's clock under the appointment's lock, as eventVersion reads it.
+  await sql(tx, `with gone as (delete from appointment where id = ? returning id) ${outboxInsertFrom('gone', `jsonb_build_object('version', ${EVENT_VERSION_SQL})`)}`, [lot.id, draftsJson(drafts)], {
+    commit: true,
+  });
+  addTouchedResources(tx.em, [lot.resourceId]);
   return 'removed';
 }
 

@@ -15,8 +15,12 @@ import { liveChannel, TOPICS } from '../../services/kernel/jobs.js';
 
 const HOLD_MS = 1500;
 
-async function reserve(app: TestApp, f: MailFixture, index: number): Promise<{ participationId: string; appointmentId: string; placeholderId: string; reservedAt: number }> {
-  const slot = f.slots[index]!;
+/** A hold on a slot of the fixture's timeslot, with its product. */
+async function reserve(
+  app: TestApp,
+  f: Pick<MailFixture, 'resourceUuid' | 'timeslotUuid' | 'productUuid'>,
+  slot: { from: string; to: string },
+): Promise<{ participationId: string; appointmentId: string; placeholderId: string; reservedAt: number }> {
   const res = await apiClient(app.baseUrl).post(`/rest/1/resources/${enc(f.resourceUuid)}/reserve_appointment`, {
     timeslot_uuid: f.timeslotUuid,
     product_uuid: f.productUuid,
@@ -85,7 +89,7 @@ describe('hold expiry by the delayed job (hold shortened to 1.5 s)', () => {
 
   it('removes an abandoned hold within a few seconds of its expiry and announces the freed place (outbox row and pub/sub)', async () => {
     const f = await setupMailProvider(app, { capacity: 3 });
-    const { participationId, appointmentId, reservedAt } = await reserve(app, f, 0);
+    const { participationId, appointmentId, reservedAt } = await reserve(app, f, f.slots[0]!);
     const goneAt = await waitUntilGone(app, participationId, HOLD_MS + 5000);
     expect(goneAt - reservedAt).toBeGreaterThanOrEqual(HOLD_MS - 100);
     expect(goneAt - reservedAt).toBeLessThan(HOLD_MS + 3000);
@@ -110,7 +114,7 @@ describe('hold expiry by the delayed job (hold shortened to 1.5 s)', () => {
   it('lets the holder still complete after the worker removed the expired hold and its appointment (spec rule 3)', async () => {
     const f = await setupMailProvider(app, { capacity: 1 });
     const slot = f.slots[3]!;
-    const { participationId, appointmentId, placeholderId } = await reserve(app, f, 3);
+    const { participationId, appointmentId, placeholderId } = await reserve(app, f, slot);
     await waitUntilGone(app, participationId, HOLD_MS + 5000);
     expect(await sql(app, 'select 1 from appointment where id = ?', [appointmentId])).toEqual([]);
     const booked = await apiClient(app.baseUrl).post(`/resources/${enc(f.resourceUuid)}/create_appointment_with_consumer`, {
@@ -157,7 +161,7 @@ describe('hold expiry by the delayed job (hold shortened to 1.5 s)', () => {
       ]);
     // The last hold of a slot, no blocked time: the plain-statement path.
     const plain = await setupMailProvider(app, { capacity: 1 });
-    const first = await reserve(app, plain, 1);
+    const first = await reserve(app, plain, plain.slots[1]!);
     await waitUntilGone(app, first.participationId, HOLD_MS + 5000);
     expect((await feed(first.participationId)).map((row) => row.payload)).toEqual([
       expect.objectContaining({ appointmentUuid: first.appointmentId, appointmentState: 'ACTIVE', state: null, previousState: 'RESERVED', crmId: plain.crmId }),
@@ -165,15 +169,7 @@ describe('hold expiry by the delayed job (hold shortened to 1.5 s)', () => {
 
     // A product with lead and follow-up time: freeing the slot may open its neighbours, so the timeslot is announced too.
     const blocked = await setupBookable(app, { capacity: 1, slots: 4, product: { leadTimeMinutes: 30, followUpTimeMinutes: 30 } });
-    const slot = slotOf(blocked, 1);
-    const res = await apiClient(app.baseUrl).post(`/rest/1/resources/${enc(blocked.resourceUuid)}/reserve_appointment`, {
-      timeslot_uuid: blocked.timeslotUuid,
-      product_uuid: blocked.productUuid,
-      from: slot.from,
-      to: slot.to,
-    });
-    expect(res.status, res.text).toBe(200);
-    const { uuid: participationId, appointment_uuid: appointmentId } = res.body.participation;
+    const { participationId, appointmentId } = await reserve(app, blocked, slotOf(blocked, 1));
     // After the reserve's own announcements (written before it answered), before the expiry's.
     const since = new Date();
     await waitUntilGone(app, participationId, HOLD_MS + 5000);
@@ -185,7 +181,7 @@ describe('hold expiry by the delayed job (hold shortened to 1.5 s)', () => {
   it('expireHold is safe to run again: not due yet, removed, then gone', async () => {
     const f = await setupMailProvider(app, { capacity: 3 });
     // Reserve through the service's own clock: the test clock runs 10 minutes behind, so the job finds it not due.
-    const { participationId } = await reserve(app, f, 2);
+    const { participationId } = await reserve(app, f, f.slots[2]!);
     app.clock.advance(-10 * 60_000);
     try {
       const early = await expireHold(app.context(), participationId);
@@ -215,7 +211,7 @@ describe('the periodic sweep catches a hold whose job was lost', () => {
 
   it('removes the hold and announces the place although its BullMQ job is gone', async () => {
     const f = await setupMailProvider(app, { capacity: 2 });
-    const { participationId, appointmentId } = await reserve(app, f, 0);
+    const { participationId, appointmentId } = await reserve(app, f, f.slots[0]!);
     // Wait until the relay queued the expiry job, then lose it (as if Redis lost its data).
     const connection = new Redis(app.config.redisUrl, { maxRetriesPerRequest: null });
     const queue = new Queue(QUEUES.holdExpiry, { connection, prefix: app.config.queuePrefix });
