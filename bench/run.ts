@@ -289,9 +289,9 @@ async function finish(): Promise<void> {
     process.stdout.write(formatTable(results));
     log(`wrote bench/results.json and a row of BENCHMARKS.md; the run took ${results.durationSeconds} s`);
   }
-  if (fatal) {
+  if (fatal || process.env.BENCH_KEEP_OUTPUT) {
     log(`service output kept in ${workDir}`);
-    process.exitCode = 1;
+    if (fatal) process.exitCode = 1;
   } else {
     rmSync(workDir, { recursive: true, force: true });
   }

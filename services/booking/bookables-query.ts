@@ -125,7 +125,10 @@ export async function resolveListingResources(ctx: Context, ref: string, extraRe
  * The rows of the resources the refs name (see resolveListingResources),
  * path resource first, from `resource r join provider p join
  * crm_integration c` with `columns` (e.g. `, r.public_name`) besides the
- * ones every caller needs.
+ * ones every caller needs. Outside a transaction the read is shared with
+ * callers that ask the same while it waits for a connection (see sharedRead
+ * in sql.ts): every booking and page of a busy calendar asks it first. The
+ * rows may thus be another request's too: read them, do not change them.
  */
 export async function resolveResourceRows<Row extends ResolvedRow>(ctx: Context, ref: string, extraRefs: readonly string[], columns = ''): Promise<Row[]> {
   const values = [ref, ...extraRefs].map((value) => (typeof value === 'string' ? value.trim() : ''));
@@ -145,6 +148,7 @@ export async function resolveResourceRows<Row extends ResolvedRow>(ctx: Context,
             and (r.id = any(?::uuid[]) or r.reference = any(?::text[])
                  ${full.map(() => 'or (r.reference = ? and r.provider_id = ?)').join(' ')})`,
         [uuidArray([...ids]), textArray([...references]), ...full.flat()],
+        { shared: true },
       )
     : [];
   const resolved: Row[] = [];

@@ -37,7 +37,7 @@ export async function sql<T extends object = Record<string, unknown>>(
   ctx: SqlContext,
   text: string,
   params: readonly unknown[] = [],
-  options: { commit?: boolean } = {},
+  options: { commit?: boolean; shared?: boolean } = {},
 ): Promise<T[]> {
   const em = ctx.em;
   if (ctx.sqlTransaction) {
@@ -50,18 +50,53 @@ export async function sql<T extends object = Record<string, unknown>>(
   }
   // Straight to the pooled pg client (the transaction's, if any): knex's query builder and runner cost as much
   // gateway CPU per booking as the statements' own round trips.
-  const client = (em.getTransactionContext<Knex.Transaction>() ?? em.getKnex()).client as unknown as PooledClient;
+  const transaction = em.getTransactionContext<Knex.Transaction>();
+  const client = (transaction ?? em.getKnex()).client as unknown as PooledClient;
   const statement = statementOf(text, params.length);
-  const connection = await client.acquireConnection();
+  if (options.shared && !transaction) return sharedRead<T>(ctx, client, statement, params);
+  return queryOn<T>(ctx, client, await client.acquireConnection(), statement, params);
+}
+
+/** Runs a statement on a connection of the pool and gives the connection back. */
+async function queryOn<T>(ctx: SqlContext, client: PooledClient, connection: PooledConnection, statement: Statement, params: readonly unknown[]): Promise<T[]> {
   try {
     const query = ctx.config.databasePool.preparedStatements ? { name: statement.name, text: statement.text, values: params } : { text: statement.text, values: params };
     return (await connection.query<T>(query)).rows;
   } catch (error) {
     // The same exception classes (with code and constraint) as em.execute throws.
-    throw em.getDriver().convertException(explained(error as Error));
+    throw ctx.em.getDriver().convertException(explained(error as Error));
   } finally {
     await client.releaseConnection(connection);
   }
+}
+
+/** Shared reads waiting for a connection, per pool: key → the read's answer. */
+const waitingReads = new WeakMap<PooledClient, Map<string, Promise<unknown[]>>>();
+
+/**
+ * `sql(…, { shared: true })` outside a transaction: callers that ask for the
+ * same statement with the same values while an earlier caller's read still
+ * waits for a pooled connection get that read's answer, one round trip for
+ * all of them. Once the read has its connection it takes no one else: its
+ * snapshot is then taken after every caller that shares it had asked, so no
+ * caller sees an older state than a read of its own would have. Under a
+ * burst (many bookings of one calendar) the booking scope is read once per
+ * free connection instead of once per request. The rows are shared: callers
+ * must not change them.
+ */
+function sharedRead<T>(ctx: SqlContext, client: PooledClient, statement: Statement, params: readonly unknown[]): Promise<T[]> {
+  let waiting = waitingReads.get(client);
+  if (!waiting) waitingReads.set(client, (waiting = new Map()));
+  const key = `${statement.name}:${JSON.stringify(params)}`;
+  const queued = waiting.get(key);
+  if (queued) return queued as Promise<T[]>;
+  const read: Promise<T[]> = client
+    .acquireConnection()
+    // From here on (a connection, or none to be had) later callers read for themselves.
+    .finally(() => waiting.get(key) === read && waiting.delete(key))
+    .then((connection) => queryOn<T>(ctx, client, connection, statement, params));
+  waiting.set(key, read);
+  return read;
 }
 
 /**
@@ -225,9 +260,13 @@ function unnamed(connection: ProtocolConnection, text: string): void {
   connection.execute({ portal: '' });
 }
 
+interface PooledConnection {
+  query<R>(config: { name?: string; text: string; values: readonly unknown[] }): Promise<{ rows: R[] }>;
+}
+
 /** knex's client as far as it is used here: its pool (or, in a transaction, the transaction's one connection). */
 interface PooledClient {
-  acquireConnection(): Promise<{ query<R>(config: { name?: string; text: string; values: readonly unknown[] }): Promise<{ rows: R[] }> }>;
+  acquireConnection(): Promise<PooledConnection>;
   releaseConnection(connection: unknown): Promise<unknown>;
 }
 

@@ -1,5 +1,6 @@
 import 'reflect-metadata';
 import { UniqueConstraintViolationException } from '@mikro-orm/core';
+import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEFAULT_DATABASE_POOL } from '../../services/kernel/config.js';
 import { initOrm, type Orm } from '../../services/kernel/orm.js';
@@ -79,6 +80,68 @@ describe('kernel/sql: hot statements with bound values, prepared once per connec
     expect(statementName('select 1')).not.toBe(statementName('select 2'));
     expect(statementName('select 1')).toMatch(/^s[A-Za-z0-9_-]{22}$/);
   });
+  describe('shared reads: one round trip for callers that ask while it waits for a connection', () => {
+    const SEQUENCE = `${TABLE}_reads`;
+    // nextval shows which callers one execution served: each execution draws a new number.
+    const DRAW = `select nextval('${SEQUENCE}')::int as n, ?::text as tag`;
+    const draw = (em: Orm['em'], tag: string) => sql<{ n: number }>({ em, config: named }, DRAW, [tag], { shared: true }).then((rows) => rows[0]!.n);
+    /** Resolves once a statement containing `text` runs on some connection (seen from a connection of its own). */
+    const running = async (text: string) => {
+      const watcher = new pg.Client({ connectionString: TEST_DATABASE_URL });
+      await watcher.connect();
+      try {
+        for (;;) {
+          const { rows } = await watcher.query(`select 1 from pg_stat_activity where state = 'active' and query like $1 and pid <> pg_backend_pid()`, [`%${text}%`]);
+          if (rows.length) return;
+          await new Promise((resolve) => setImmediate(resolve));
+        }
+      } finally {
+        await watcher.end();
+      }
+    };
+    beforeAll(async () => {
+      await orm.em.fork().execute(`create sequence ${SEQUENCE}`);
+    });
+    afterAll(async () => {
+      await orm?.em.fork().execute(`drop sequence if exists ${SEQUENCE}`);
+    });
+
+    it('callers asking the same while the pool is busy share one execution; other values read apart', async () => {
+      // Both connections of the pool are taken until the sleeps end.
+      const busy = [1, 2].map(() => sql({ em: orm.em.fork(), config: named }, `select pg_sleep(0.3) as busy_shared_reads`));
+      await running('busy_shared_reads');
+      const same = await Promise.all([1, 2, 3, 4].map(() => draw(orm.em.fork(), 'a')));
+      const [other] = await Promise.all([draw(orm.em.fork(), 'b'), ...busy]);
+      expect(new Set(same).size).toBe(1);
+      expect(other).not.toBe(same[0]);
+    });
+
+    it('a caller that asks once the read has its connection reads for itself', async () => {
+      const slow = `select nextval('${SEQUENCE}')::int as n, pg_sleep(0.3) is null as slow_shared_read, ?::text as tag`;
+      const read = (em: Orm['em']) => sql<{ n: number }>({ em, config: named }, slow, ['c'], { shared: true }).then((rows) => rows[0]!.n);
+      const first = read(orm.em.fork());
+      await running('slow_shared_read');
+      const [a, b] = await Promise.all([first, read(orm.em.fork())]);
+      expect(b).not.toBe(a);
+    });
+
+    it('does not share inside a transaction: its statements read on its own connection', async () => {
+      const drawn = await orm.em.fork().transactional((em) => Promise.all([draw(em, 'd'), draw(em, 'd')]));
+      expect(drawn[0]).not.toBe(drawn[1]);
+    });
+
+    it('a failed read fails every caller that shared it, and the next caller reads afresh', async () => {
+      const failing = `select 1 / (?::int - 1) as n`;
+      const busy = [1, 2].map(() => sql({ em: orm.em.fork(), config: named }, `select pg_sleep(0.2) as busy_failing_read`));
+      await running('busy_failing_read');
+      const results = await Promise.allSettled([1, 2, 3].map(() => sql({ em: orm.em.fork(), config: named }, failing, [1], { shared: true })));
+      await Promise.all(busy);
+      expect(results.map((r) => r.status)).toEqual(['rejected', 'rejected', 'rejected']);
+      expect((results[0] as PromiseRejectedResult).reason).toMatchObject({ code: '22012' });
+      expect(await sql<{ n: number }>({ em: orm.em.fork(), config: named }, failing, [2], { shared: true })).toEqual([{ n: 1 }]);
+    });
+  });
+
   describe('inSqlTransaction: BEGIN and COMMIT travel with the statements', () => {
     const ctxOf = (config = named) => ({ em: orm.em.fork(), config });
     const ids = async (from: number, to: number) =>
