@@ -54,7 +54,8 @@ interface Slot {
   restartTimer?: NodeJS.Timeout;
 }
 
-cluster.setupPrimary({ exec: entry('schema/gateway') });
+// The children run with this process's flags (the tsx loader when run as TypeScript) and their own (GATEWAY_NODE_ARGS, WORKER_NODE_ARGS).
+cluster.setupPrimary({ exec: entry('schema/gateway'), execArgv: [...process.execArgv, ...config.nodeArgs.gateway] });
 const slots: Slot[] = [
   ...Array.from({ length: config.gatewayProcesses }, (_, i) => ({
     name: `gateway ${i + 1}`,
@@ -62,7 +63,7 @@ const slots: Slot[] = [
     startedAt: 0,
     quickDeaths: 0,
   })),
-  { name: 'worker', start: () => lowerPriority(fork(entry('worker/main'), { stdio: 'inherit' })), startedAt: 0, quickDeaths: 0 },
+  { name: 'worker', start: () => lowerPriority(fork(entry('worker/main'), { stdio: 'inherit', execArgv: [...process.execArgv, ...config.nodeArgs.worker] })), startedAt: 0, quickDeaths: 0 },
 ];
 
 /**

@@ -17,6 +17,13 @@ const urlWithProtocol = (protocols: string[]) =>
     }
   }, `must be a URL starting with ${protocols.map((p) => `${p}//`).join(' or ')}`);
 
+/** Node flags separated by spaces, each starting with `-` (passed as they are, never through a shell). */
+const nodeArgs = z
+  .string()
+  .optional()
+  .transform((value) => (value ?? '').split(/\s+/).filter(Boolean))
+  .refine((args) => args.every((arg) => arg.startsWith('-')), 'must be node flags separated by spaces, e.g. --cpu-prof --cpu-prof-dir=/tmp/profiles');
+
 /** Boolean settings: true/false/1/0 in any case. */
 const flag = z
   .string()
@@ -55,6 +62,8 @@ const schema = z.object({
   DATABASE_PREPARED_STATEMENTS: flag.default('true'),
   GATEWAY_PROCESSES: z.coerce.number().int().min(1).max(256).default(() => availableParallelism()),
   WORKER_NICE: z.coerce.number().int().min(0).max(19).default(10),
+  GATEWAY_NODE_ARGS: nodeArgs,
+  WORKER_NODE_ARGS: nodeArgs,
   REDIS_URL: urlWithProtocol(['redis:', 'rediss:']).default('redis://127.0.0.1:6379'),
   REDIS_CLUSTER_NODES: clusterNodes.optional(),
   QUEUE_PREFIX: z
@@ -123,6 +132,8 @@ export type Config = {
   gatewayProcesses: number;
   /** The niceness `npm start` gives its worker process: on a shared machine, requests go before mail. */
   workerNice: number;
+  /** Extra flags for node in the gateway and worker processes `npm start` runs (e.g. `--cpu-prof`, which NODE_OPTIONS refuses). */
+  nodeArgs: { gateway: string[]; worker: string[] };
   databaseUrl: string;
   /** A connection straight to PostgreSQL (not through PgBouncer) for the relay's LISTEN, the migration lock and migrations; DATABASE_URL when unset. */
   directDatabaseUrl: string;
@@ -223,6 +234,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     port: v.PORT,
     gatewayProcesses: v.GATEWAY_PROCESSES,
     workerNice: v.WORKER_NICE,
+    nodeArgs: { gateway: v.GATEWAY_NODE_ARGS, worker: v.WORKER_NODE_ARGS },
     databaseUrl: v.DATABASE_URL,
     directDatabaseUrl: v.DIRECT_DATABASE_URL ?? v.DATABASE_URL,
     createDatabaseIfMissing: v.DB_CREATE_IF_MISSING ?? !production,

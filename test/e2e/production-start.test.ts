@@ -152,7 +152,16 @@ describe('npm start: compiled supervisor with GATEWAY_PROCESSES=2 and a worker',
     database = await isolatedDatabase('cluster');
     mailDir = mkdtempSync(join(tmpdir(), 'booking-cluster-mail-'));
     // In a cluster every gateway gets the same port for PORT=0.
-    service = startService({ DATABASE_URL: database.url, PORT: '0', GATEWAY_PROCESSES: '2', MAIL_DIR: mailDir, WORKER_HEALTH_PORT: '0' });
+    service = startService({
+      DATABASE_URL: database.url,
+      PORT: '0',
+      GATEWAY_PROCESSES: '2',
+      MAIL_DIR: mailDir,
+      WORKER_HEALTH_PORT: '0',
+      // Harmless flags, to see them reach each kind of process.
+      GATEWAY_NODE_ARGS: '--max-old-space-size=1537',
+      WORKER_NODE_ARGS: '--max-old-space-size=1538',
+    });
     supervisor = service.supervisor;
   });
 
@@ -172,6 +181,10 @@ describe('npm start: compiled supervisor with GATEWAY_PROCESSES=2 and a worker',
     for (const pid of [supervisor.pid!, ...gatewayPids(), ...workerPids()]) expect(commandLine(pid) ?? '').not.toContain('tsx');
     for (const pid of gatewayPids()) expect(commandLine(pid) ?? 'dist/schema/gateway.js').toContain('dist/schema/gateway.js');
     expect(commandLine(workerPids()[0]!) ?? 'dist/worker/main.js').toContain('dist/worker/main.js');
+    // GATEWAY_NODE_ARGS and WORKER_NODE_ARGS reach their processes only.
+    for (const pid of gatewayPids()) expect(commandLine(pid) ?? '--max-old-space-size=1537').toContain('--max-old-space-size=1537');
+    expect(commandLine(workerPids()[0]!) ?? '--max-old-space-size=1538').toContain('--max-old-space-size=1538');
+    expect(commandLine(workerPids()[0]!) ?? '').not.toContain('1537');
     // The cluster hands connections round-robin; a dozen cannot all go to one process.
     expect(await answeringPids(port)).toEqual(new Set(gatewayPids()));
     expect(logged('starting', 'supervisor')[0]).toMatchObject({ gateways: 2, workers: 1 });

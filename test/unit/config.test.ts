@@ -154,6 +154,15 @@ describe('loadConfig', () => {
       });
     });
 
+    it('reads GATEWAY_NODE_ARGS and WORKER_NODE_ARGS as node flags (none by default) and refuses anything else', () => {
+      expect(loadConfig({}).nodeArgs).toEqual({ gateway: [], worker: [] });
+      expect(loadConfig({ GATEWAY_NODE_ARGS: ' --cpu-prof  --cpu-prof-dir=/tmp/p ', WORKER_NODE_ARGS: '--max-old-space-size=512' }).nodeArgs).toEqual({
+        gateway: ['--cpu-prof', '--cpu-prof-dir=/tmp/p'],
+        worker: ['--max-old-space-size=512'],
+      });
+      expect(problem({ WORKER_NODE_ARGS: '--inspect; rm -rf /' })).toMatch(/WORKER_NODE_ARGS: must be node flags separated by spaces/);
+    });
+
     it('creates a missing database only outside production unless told', () => {
       const production = { NODE_ENV: 'production', LINK_SIGNING_SECRET: 'a-long-enough-secret-value' };
       expect(loadConfig(production).createDatabaseIfMissing).toBe(false);
