@@ -144,8 +144,15 @@ export function smtpTransport(url: string, limits = { messages: SMTP_SESSION_MES
       forget(session);
       session.fail?.(Object.assign(new Error('the SMTP server closed the connection'), { code: 'ECONNECTION' }));
     });
-    await step<void>(session, (resolve) => session.connection.connect(() => resolve()));
-    if (options.auth) await step<void>(session, (resolve, reject) => session.connection.login(options.auth, (error) => (error ? reject(error) : resolve())));
+    try {
+      await step<void>(session, (resolve) => session.connection.connect(() => resolve()));
+      if (options.auth) await step<void>(session, (resolve, reject) => session.connection.login(options.auth, (error) => (error ? reject(error) : resolve())));
+    } catch (error) {
+      // Refused login or greeting: nothing to keep.
+      session.done = true;
+      session.connection.close();
+      throw error;
+    }
     return session;
   };
 

@@ -100,6 +100,15 @@ describe('SMTP transport: sessions kept open between mails', () => {
     expect(sink.messages.at(-1)!.messageId).toBe(next.messageId);
   });
 
+  it('a session whose login fails is closed, and the mail fails', async () => {
+    // The sink offers no AUTH: a URL with credentials cannot log in.
+    transport = smtpTransport(sink.url.replace('smtp://', 'smtp://someone:secret@'));
+    const before = sink.sessions();
+    await expect(transport.send(mail())).rejects.toThrow();
+    expect(sink.sessions() - before).toBe(1);
+    // afterEach: no session is left open.
+  });
+
   it('closes a session after its number of mails, after it waited idle, and on close()', async () => {
     transport = smtpTransport(sink.url, { messages: 2, idleMs: 50 });
     const before = sink.sessions();
