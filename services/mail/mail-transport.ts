@@ -94,139 +94,42 @@ function dataStream(raw: Buffer, handOver: HandOver | undefined): Readable {
   });
 }
 
-/** Mails one SMTP session sends before it is closed (a fresh one follows), as nodemailer's pool does by default. */
-export const SMTP_SESSION_MESSAGES = 100;
-/** How long a session waits open for the next mail before it says QUIT. */
-export const SMTP_SESSION_IDLE_MS = 5_000;
-
-interface SmtpSession {
-  connection: SMTPConnection;
-  messages: number;
-  /** Closed by either side, or failed: never handed a mail again. */
-  done: boolean;
-  idleTimer?: NodeJS.Timeout;
-  /** Fails the step in progress (socket errors arrive as events). */
-  fail?: (error: Error) => void;
-}
-
 /**
- * SMTP with nodemailer's SMTPConnection (STARTTLS when offered, AUTH from
- * the URL). Not sendMail: it reads the message before the server accepted
- * DATA, so the hand-over could not sit right before the ".".
- *
- * Sessions are kept open between mails: a booking sends two at once and a
- * burst of bookings hundreds, and a session of its own per mail cost a
- * connection, the greeting, EHLO (with a relay, STARTTLS and AUTH too) and
- * QUIT each. A mail takes an idle session or opens one; a session that
- * sent SMTP_SESSION_MESSAGES mails, or waited SMTP_SESSION_IDLE_MS for the
- * next, is closed. A kept session the server closed meanwhile fails
- * before anything was handed over: the mail then goes over a new session.
+ * One SMTP session per mail with nodemailer's SMTPConnection (STARTTLS when
+ * offered, AUTH from the URL). Not sendMail: it reads the message before the
+ * server accepted DATA, so the hand-over could not sit right before the ".".
  */
-export function smtpTransport(url: string, limits = { messages: SMTP_SESSION_MESSAGES, idleMs: SMTP_SESSION_IDLE_MS }): MailTransport {
+function smtpTransport(url: string): MailTransport {
   const options = { ...parseConnectionUrl(url), ...SMTP_TIMEOUTS };
-  const idle: SmtpSession[] = [];
-  let closed = false;
-
-  const step = <T>(session: SmtpSession, run: (resolve: (value: T) => void, reject: (error: Error) => void) => void) =>
-    new Promise<T>((resolve, reject) => {
-      session.fail = reject;
-      run(resolve, reject);
-    }).finally(() => (session.fail = undefined));
-
-  const open = async (): Promise<SmtpSession> => {
-    const session: SmtpSession = { connection: new SMTPConnection(options), messages: 0, done: false };
-    session.connection.on('error', (error: Error) => {
-      session.done = true;
-      session.fail?.(error);
-    });
-    session.connection.once('end', () => {
-      session.done = true;
-      forget(session);
-      session.fail?.(Object.assign(new Error('the SMTP server closed the connection'), { code: 'ECONNECTION' }));
-    });
-    try {
-      await step<void>(session, (resolve) => session.connection.connect(() => resolve()));
-      if (options.auth) await step<void>(session, (resolve, reject) => session.connection.login(options.auth, (error) => (error ? reject(error) : resolve())));
-    } catch (error) {
-      // Refused login or greeting: nothing to keep.
-      session.done = true;
-      session.connection.close();
-      throw error;
-    }
-    return session;
-  };
-
-  const takeIdle = (): SmtpSession | null => {
-    for (let session = idle.pop(); session; session = idle.pop()) {
-      clearTimeout(session.idleTimer);
-      if (!session.done) return session;
-    }
-    return null;
-  };
-
-  const keep = (session: SmtpSession) => {
-    if (closed || session.messages >= limits.messages) return quit(session);
-    if (session.done) return;
-    session.idleTimer = setTimeout(() => quit(session), limits.idleMs).unref();
-    idle.push(session);
-  };
-
-  const forget = (session: SmtpSession) => {
-    clearTimeout(session.idleTimer);
-    const index = idle.indexOf(session);
-    if (index >= 0) idle.splice(index, 1);
-  };
-
-  const quit = (session: SmtpSession) => {
-    forget(session);
-    if (session.done) return;
-    session.done = true;
-    session.connection.quit();
-  };
-
   return {
     async send(mail, handOver) {
       const { raw, envelope } = await compose(mail);
-      for (;;) {
-        const kept = takeIdle();
-        const session = kept ?? (await open());
-        let handedOver = false;
-        const handingOver = async () => {
-          handedOver = true;
-          await handOver?.();
-        };
-        try {
-          // A copy per attempt: SMTPConnection keeps the state of the transaction (errors included) on the envelope it is given.
-          const attempt = { from: envelope.from, to: [...envelope.to] };
-          await step<void>(session, (resolve, reject) =>
-            session.connection.send(attempt, dataStream(raw, handingOver), (error) => (error ? reject(error) : resolve())),
-          );
-          session.messages += 1;
-          keep(session);
-          return { messageId: mail.messageId };
-        } catch (error) {
-          // The session may be mid-DATA: drop it, so the server discards the message.
-          session.done = true;
-          session.connection.close();
-          // A kept session that had gone stale (closed, or 421 "closing"): nothing of this mail was handed over, a new
-          // session sends it. Any refusal of the mail itself (451 greylisting too) fails this attempt, as nodemailer's pool does.
-          if (kept && !handedOver && sessionGone(error)) continue;
-          throw error;
-        }
+      const connection = new SMTPConnection(options);
+      // Socket errors arrive as events (also after a step completed); the step in progress fails with them.
+      let fail: ((error: Error) => void) | undefined;
+      connection.on('error', (error: Error) => fail?.(error));
+      const step = <T>(run: (resolve: (value: T) => void, reject: (error: Error) => void) => void) =>
+        new Promise<T>((resolve, reject) => {
+          fail = reject;
+          run(resolve, reject);
+        });
+      let completed = false;
+      try {
+        await step<void>((resolve) => connection.connect(() => resolve()));
+        if (options.auth) await step<void>((resolve, reject) => connection.login(options.auth, (error) => (error ? reject(error) : resolve())));
+        await step<void>((resolve, reject) => connection.send(envelope, dataStream(raw, handOver), (error) => (error ? reject(error) : resolve())));
+        completed = true;
+        return { messageId: mail.messageId };
+      } finally {
+        fail = undefined;
+        // After a failure the session may be mid-DATA: drop it, so the server discards the message.
+        if (completed) connection.quit();
+        else connection.close();
       }
     },
-    close() {
-      closed = true;
-      for (const session of [...idle]) quit(session);
-    },
+    close: () => undefined,
   };
 }
-
-/** The session, not the mail, failed: the server ended it (421) or the connection broke. */
-const sessionGone = (error: unknown): boolean => {
-  const { responseCode, code } = (error ?? {}) as { responseCode?: number; code?: string };
-  return responseCode === 421 || code === 'ECONNECTION' || code === 'ESOCKET' || code === 'ETIMEDOUT';
-};
 
 function fileTransport(dir: string): MailTransport {
   mkdirSync(dir, { recursive: true });

@@ -29,14 +29,6 @@ export interface SmtpSink {
   waitFor(predicate: (messages: SunkMail[]) => boolean, timeoutMs?: number, what?: string): Promise<SunkMail[]>;
   /** Waits until at least `count` messages went to `address`. */
   waitForMail(address: string, count?: number, timeoutMs?: number): Promise<SunkMail[]>;
-  /** SMTP sessions (connections) clients opened so far. */
-  sessions(): number;
-  /** SMTP sessions open right now. */
-  openSessions(): number;
-  /** Closes every open session from the server's side, as a mail server does with idle ones. */
-  dropSessions(): void;
-  /** Answers the next MAIL FROM with 421 and closes that session, as a server going away does. */
-  closeAtNextMail(): void;
   /** Makes RCPT TO for matching addresses fail with `code` (e.g. 451 transient, 550 permanent); null stops it. */
   refuse(rule: ((address: string) => { code: number; message: string } | null) | null): void;
   close(): Promise<void>;
@@ -49,23 +41,11 @@ export interface SmtpSink {
 export async function startSmtpSink(port = 0): Promise<SmtpSink> {
   const messages: SunkMail[] = [];
   let refusal: ((address: string) => { code: number; message: string } | null) | null = null;
-  let sessions = 0;
-  let closeAtNextMail = false;
   const server = new SMTPServer({
     authOptional: true,
     disabledCommands: ['STARTTLS', 'AUTH'],
     logger: false,
     size: 10 * 1024 * 1024,
-    onConnect(_session, callback) {
-      sessions += 1;
-      callback();
-    },
-    onMailFrom(_address, _session, callback) {
-      if (!closeAtNextMail) return callback();
-      closeAtNextMail = false;
-      // smtp-server closes the connection after a 421.
-      callback(Object.assign(new Error('Service shutting down, closing channel'), { responseCode: 421 }));
-    },
     onRcptTo(address: SMTPServerAddress, _session, callback) {
       const refused = refusal?.(address.address);
       if (refused) return callback(Object.assign(new Error(refused.message), { responseCode: refused.code }));
@@ -120,14 +100,6 @@ export async function startSmtpSink(port = 0): Promise<SmtpSink> {
     },
     refuse(rule) {
       refusal = rule;
-    },
-    sessions: () => sessions,
-    openSessions: () => server.connections.size,
-    closeAtNextMail() {
-      closeAtNextMail = true;
-    },
-    dropSessions() {
-      for (const connection of server.connections) (connection as { close(): void }).close();
     },
     close: () => new Promise<void>((resolve) => server.close(() => resolve())),
   };
