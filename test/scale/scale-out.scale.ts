@@ -244,7 +244,13 @@ describe('scale-out: 3 gateways and 2 workers behind nginx', () => {
     const afterFrom = outcomes.length;
     await Promise.all(Array.from({ length: 6 }, (_, i) => book(i)));
     // The statuses and answers of any other outcome, in the failure message.
-    expect(outcomes.slice(afterFrom).filter((o) => o.status !== 201 && o.status !== 412).map((o) => `${o.status} ${o.answer}`), nginx.errors()).toEqual([]);
+    const failed = outcomes.slice(afterFrom).filter((o) => o.status !== 201 && o.status !== 412);
+    const survivorsWarnings = () =>
+      gateways
+        .filter((g) => g !== victimGateway)
+        .flatMap((g) => g.lines.filter((line) => line.level === 'warn' || line.level === 'error').map((line) => `${g.name}: ${JSON.stringify(line)}`))
+        .join('\n');
+    expect(failed.map((o) => `${o.status} ${o.answer}`), failed.length ? `nginx:\n${nginx.errors()}\ngateways:\n${survivorsWarnings()}` : undefined).toEqual([]);
 
     // PostgreSQL's account: no slot holds more than its capacity, and its counter agrees.
     const knex = orm.em.fork().getConnection();
