@@ -75,7 +75,8 @@ const schema = z.object({
   MAIL_DIR: z.string().min(1).default('.mail'),
   MAIL_DELAY_MS: z.coerce.number().int().min(0).max(60_000).default(1000),
   MAIL_FROM: z.string().min(3).default('Booking <no-reply@booking.localhost>'),
-  PUBLIC_BASE_URL: urlWithProtocol(['http:', 'https:']).default('http://localhost:4000'),
+  /** Unset: http://localhost:<PORT>, or http://localhost:4000 when PORT is 0 (see loadConfig). */
+  PUBLIC_BASE_URL: urlWithProtocol(['http:', 'https:']).optional(),
   LINK_SIGNING_SECRET: z.string().min(16, 'must be at least 16 characters').default('dev-only-link-signing-secret-change-me'),
   CANONICAL_HOST: z.string().min(1).optional(),
   HOLD_MINUTES: z.coerce.number().positive().default(3),
@@ -251,7 +252,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     smtpUrl: v.SMTP_URL,
     mailDir: v.MAIL_DIR,
     mailFrom: v.MAIL_FROM,
-    publicBaseUrl: v.PUBLIC_BASE_URL.replace(/\/+$/, ''),
+    // Links in mails must reach the gateway a newcomer started on another PORT without further settings.
+    publicBaseUrl: (v.PUBLIC_BASE_URL ?? `http://localhost:${v.PORT || 4000}`).replace(/\/+$/, ''),
     linkSigningSecret: v.LINK_SIGNING_SECRET,
     canonicalHost: v.CANONICAL_HOST,
     mailDelayMs: v.MAIL_DELAY_MS,
