@@ -15,13 +15,6 @@ function problem(env: Record<string, string | undefined>): string | undefined {
 
 describe('loadConfig', () => {
   // toMatchObject, so a variable added later does not break these tests; each one listed is checked.
-  it('links mails to the gateway on its PORT unless PUBLIC_BASE_URL says where', () => {
-    expect(loadConfig({ PORT: '4100' }).publicBaseUrl).toBe('http://localhost:4100');
-    // PORT 0 (any free port) names no port a link could reach: the documented port stands in.
-    expect(loadConfig({ PORT: '0' }).publicBaseUrl).toBe('http://localhost:4000');
-    expect(loadConfig({ PORT: '4100', PUBLIC_BASE_URL: 'https://book.example.com/' }).publicBaseUrl).toBe('https://book.example.com');
-  });
-
   it('has the documented defaults for an empty environment', () => {
     expect(loadConfig({})).toMatchObject({
       port: 4000,
@@ -41,6 +34,13 @@ describe('loadConfig', () => {
       logLevel: 'info',
       production: false,
     });
+  });
+
+  it('links mails to the gateway on its PORT unless PUBLIC_BASE_URL says where', () => {
+    expect(loadConfig({ PORT: '4100' }).publicBaseUrl).toBe('http://localhost:4100');
+    // PORT 0 (any free port) names no port a link could reach: the documented port stands in.
+    expect(loadConfig({ PORT: '0' }).publicBaseUrl).toBe('http://localhost:4000');
+    expect(loadConfig({ PORT: '4100', PUBLIC_BASE_URL: 'https://book.example.com/' }).publicBaseUrl).toBe('https://book.example.com');
   });
 
   it('reads every variable', () => {
