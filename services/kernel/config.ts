@@ -75,7 +75,7 @@ const schema = z.object({
   MAIL_DIR: z.string().min(1).default('.mail'),
   MAIL_DELAY_MS: z.coerce.number().int().min(0).max(60_000).default(1000),
   MAIL_FROM: z.string().min(3).default('Booking <no-reply@booking.localhost>'),
-  /** Unset: http://localhost:<PORT>, or http://localhost:4000 when PORT is 0 (see loadConfig). */
+  /** Unset: http://localhost:<PORT>, with PORT's default port when PORT is 0 (see loadConfig). */
   PUBLIC_BASE_URL: urlWithProtocol(['http:', 'https:']).optional(),
   LINK_SIGNING_SECRET: z.string().min(16, 'must be at least 16 characters').default('dev-only-link-signing-secret-change-me'),
   CANONICAL_HOST: z.string().min(1).optional(),
@@ -253,7 +253,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     mailDir: v.MAIL_DIR,
     mailFrom: v.MAIL_FROM,
     // Links in mails must reach the gateway a newcomer started on another PORT without further settings.
-    publicBaseUrl: (v.PUBLIC_BASE_URL ?? `http://localhost:${v.PORT || 4000}`).replace(/\/+$/, ''),
+    publicBaseUrl: (v.PUBLIC_BASE_URL ?? `http://localhost:${v.PORT || schema.shape.PORT.parse(undefined)}`).replace(/\/+$/, ''),
     linkSigningSecret: v.LINK_SIGNING_SECRET,
     canonicalHost: v.CANONICAL_HOST,
     mailDelayMs: v.MAIL_DELAY_MS,
