@@ -98,7 +98,7 @@ export function bodyErrorHandler(root: ContextRoot) {
   return (error: unknown, req: Request, res: Response, next: NextFunction): void => {
     const type = (error as { type?: string } | null)?.type;
     if (type === 'entity.parse.failed') {
-      sendError(root, res, new DomainError('VALIDATION_FAILED', 'Malformed JSON in request body'), requestIdOf(req));
+      sendError(root, res, new DomainError('VALIDATION_FAILED', bodyParseMessage(error)), requestIdOf(req));
     } else if (type === 'entity.too.large') {
       sendError(root, res, new DomainError('PAYLOAD_TOO_LARGE', 'Request body too large'), requestIdOf(req));
     } else if (type === 'charset.unsupported' || type === 'encoding.unsupported') {
@@ -106,13 +106,33 @@ export function bodyErrorHandler(root: ContextRoot) {
     } else if (isClientHttpError(error)) {
       // E.g. the router's 400 for a path parameter that is not valid percent-encoding.
       const code = error.status === 404 ? 'NOT_FOUND' : error.status === 413 ? 'PAYLOAD_TOO_LARGE' : 'VALIDATION_FAILED';
-      sendError(root, res, new DomainError(code, error.expose && error.message ? error.message : 'Bad request'), requestIdOf(req));
+      // The router's decoding failure is a URIError without `expose`: named, without echoing the path.
+      const message = error.expose && error.message ? error.message : error instanceof URIError ? 'Malformed percent-encoding in the URL path' : 'Bad request';
+      sendError(root, res, new DomainError(code, message), requestIdOf(req));
     } else if (error) {
       sendError(root, res, error, requestIdOf(req));
     } else {
       next();
     }
   };
+}
+
+/**
+ * Why a JSON body was refused. The parser's strict mode takes only an object
+ * or an array, so a bare value such as `null` or `"x"` is valid JSON that
+ * no endpoint accepts: said as such, not called malformed.
+ */
+function bodyParseMessage(error: unknown): string {
+  const body = (error as { body?: unknown } | null)?.body;
+  if (typeof body === 'string') {
+    try {
+      JSON.parse(body);
+      return 'The JSON request body must be an object';
+    } catch {
+      // Not JSON at all.
+    }
+  }
+  return 'Malformed JSON in request body';
 }
 
 /** An http-errors style error (express, body-parser, router) that blames the request, not the service. */

@@ -25,4 +25,24 @@ describe('request bodies', () => {
     expect(form.status).toBe(400);
     expect(await form.json()).toMatchObject({ 'api-info': { version: '1' }, errors: [{ errorCode: 'VALIDATION_FAILED', message: 'Malformed JSON in request body' }] });
   });
+
+  it('calls a bare JSON value such as null what it is, not malformed', async () => {
+    const { crmId, key } = await app.newCrm();
+    for (const payload of ['null', ' "text"', '42', 'true']) {
+      const res = await fetch(`${app.baseUrl}/crms/${crmId}/user`, {
+        method: 'POST',
+        headers: { 'X-SERVICE-CLIENT-ID': key, 'content-type': 'application/json' },
+        body: payload,
+      });
+      expect(res.status, payload).toBe(400);
+      expect(await res.json()).toEqual({ 'api-info': { version: '1' }, errors: [{ errorCode: 'VALIDATION_FAILED', message: 'The JSON request body must be an object' }] });
+    }
+  });
+
+  it('names a path that is not valid percent-encoding, without echoing it', async () => {
+    const { crmId, key } = await app.newCrm();
+    const res = await fetch(`${app.baseUrl}/crms/${crmId}/user/%E0%A4%A`, { headers: { 'X-SERVICE-CLIENT-ID': key } });
+    expect(res.status).toBe(400);
+    expect(await res.json()).toEqual({ 'api-info': { version: '1' }, errors: [{ errorCode: 'VALIDATION_FAILED', message: 'Malformed percent-encoding in the URL path' }] });
+  });
 });
