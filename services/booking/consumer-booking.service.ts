@@ -68,7 +68,7 @@ export async function createAppointmentWithConsumer(
   const scope = await bookingScope(ctx, ref, query.extraRefs, parsed.channelKey ?? query.channelKey);
   // National numbers (0170 …) are read in the provider's country; stored as E.164.
   const country = phoneCountryOfZone(scope.main.provider.timeZone);
-  const input = { ...parsed, mobile: parsed.mobile == null ? null : normalisePhoneNumber(parsed.mobile, country, 'mobile') };
+  const input = { ...parsed, mobile: parsed.mobile == null ? null : normalisePhoneNumber(parsed.mobile, country, 'mobile'), mobileAsTyped: parsed.mobile?.trim() || null };
   const from = instantOf(input.start, scope.main, 'start');
   const to = instantOf(input.end, scope.main, 'end');
   if (to <= from) throw validationError('end must be after start');
@@ -90,7 +90,7 @@ export async function createAppointmentWithConsumer(
     // The consumer's lock (per CRM and e-mail, see consumer.ts) comes first on every path, before the slot's
     // appointment may be inserted: a completion takes it with its read of the hold, a booking without hold
     // with its read of the timeslot (one round trip for both).
-    const lock = consumerLock(scope.main.crm.id, input.email);
+    const lock = consumerLock(scope.main.crm.id, input.email, input.mobile);
     const held = input.placeholder_id ? await findHeldLot(tx, input.placeholder_id, resourceIds, lock) : null;
     // Customers belong to a provider: with resources of several providers, the appointment decides which.
     // Looked up once the place is known to be there, so a refusal costs no lookup.
@@ -195,11 +195,11 @@ function bookingOutbox(
 }
 
 /** The consumer's user and customer of the resource's provider (see consumer.ts), under the consumer's lock the caller took. */
-const consumerFor = (ctx: Context, resource: ScopeResource, input: BookingInput): Promise<ConsumerCustomer> =>
+const consumerFor = (ctx: Context, resource: ScopeResource, input: BookingInput & { mobileAsTyped: string | null }): Promise<ConsumerCustomer> =>
   findOrCreateConsumer(
     ctx,
     { crmId: resource.crm.id, providerId: resource.provider.id, crmLanguage: resource.crm.language },
-    { email: input.email, firstName: input.firstname, lastName: input.lastname, mobile: input.mobile ?? null, locale: input.locale ?? null },
+    { email: input.email, firstName: input.firstname, lastName: input.lastname, mobile: input.mobile ?? null, mobileAsTyped: input.mobileAsTyped, locale: input.locale ?? null },
   );
 
 /** On RESOURCE_EXCLUSIVE only the provider's accepted customers may book (matched by customer or e-mail). */

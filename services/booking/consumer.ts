@@ -7,7 +7,10 @@ export interface ConsumerData {
   email: string;
   firstName: string;
   lastName: string;
+  /** As E.164. */
   mobile: string | null;
+  /** The mobile as the consumer typed it (trimmed): CRM users keep numbers as sent, so either spelling finds them. */
+  mobileAsTyped: string | null;
   locale: string | null;
 }
 
@@ -30,6 +33,8 @@ interface UserRow {
   id: string;
   /** Null for a user the booking flow created; set for a user a CRM manages. */
   reference: string | null;
+  /** A provider's staff or a resource's contact: shown to the public, never changed by it. */
+  public: boolean;
   email: string | null;
   first_name: string | null;
   last_name: string | null;
@@ -46,23 +51,35 @@ interface CustomerRow {
 }
 
 /**
- * The consumer behind a booking: an existing user of the CRM with the
- * booking's e-mail, otherwise a new user without reference. A user the
- * booking flow created (no reference) gets its missing name and mobile filled
- * (never overwritten); a user a CRM manages (with reference) is never changed
- * by the public. A mobile alone never picks a user: whoever types someone
- * else's number must not book as them. The
- * provider gets a customer linked to that user (an existing one of the user,
- * else of the e-mail, is completed the same way). Runs inside the booking's
- * transaction, under consumerLock, which the caller holds (two bookings with
- * one new e-mail at once would both create it): one lookup; the writes are
- * answered, not run, and travel in the statement that gives the place
- * (one round trip fewer), each guarded by that place: a refused booking
- * writes no consumer, before or in that statement.
+ * The consumer behind a booking (spec: "if a user with the given e-mail or
+ * mobile number exists, the appointment is attached to that user"): the
+ * CRM's user with the booking's e-mail; else the one user with its mobile
+ * (as E.164 or as typed; two or more users with that number match none);
+ * else a new user without reference. The user found gets its missing first
+ * name, last name and mobile filled, never overwritten, unless it is a
+ * provider's staff or a resource's contact: those are shown to the public
+ * (public_data, contact channels), so the public flow never writes to them.
+ * The provider gets a customer linked to that user (an existing one of the
+ * user, else of the user's e-mail, is completed the same way). Runs inside
+ * the booking's transaction, under consumerLock, which the caller holds
+ * (two bookings with one new e-mail or mobile at once would both create
+ * it): one lookup; the writes are answered, not run, and travel in the
+ * statement that gives the place (one round trip fewer), each guarded by
+ * that place: a refused booking writes no consumer, before or in that
+ * statement.
  */
 export async function findOrCreateConsumer(ctx: Context, owner: ConsumerOwner, data: ConsumerData): Promise<ConsumerCustomer> {
-  const [found] = await sql<{ user: UserRow | null; customer: CustomerRow | null }>(ctx, `with u as (
+  const [found] = await sql<{ user: UserRow | null; customer: CustomerRow | null }>(ctx, `with by_email as (
        select id, reference, email, first_name, last_name, mobile, language from app_user where crm_id = ? and email = ? limit 1
+     ), by_mobile as (
+       select id, reference, email, first_name, last_name, mobile, language from app_user
+        where crm_id = ? and mobile in (?::text, ?::text) and not exists (select 1 from by_email) limit 2
+     ), found as (
+       select * from by_email union all select * from by_mobile where (select count(*) from by_mobile) = 1
+     ), u as (
+       select found.*, exists (select 1 from staff_membership s where s.user_id = found.id)
+                       or exists (select 1 from resource r where r.contact_id = found.id) as public
+         from found
      ), c as (
        select * from (
          (select c.id, c.email, c.mobile, c.language, c.user_id, 1 as rank from customer c join u on c.user_id = u.id
@@ -74,7 +91,7 @@ export async function findOrCreateConsumer(ctx: Context, owner: ConsumerOwner, d
        ) candidates order by rank limit 1
      )
      select (select row_to_json(u) from u) as "user", (select row_to_json(c) from c) as customer`,
-    [owner.crmId, data.email, owner.providerId, owner.providerId, data.email],
+    [owner.crmId, data.email, owner.crmId, data.mobile, data.mobileAsTyped, owner.providerId, owner.providerId, data.email],
   );
   const now = ctx.clock.now();
   const writes: string[] = [];
@@ -89,7 +106,7 @@ export async function findOrCreateConsumer(ctx: Context, owner: ConsumerOwner, d
        select ?::uuid, ?::text, ?::text, false, ?::text, ?::text, ?::text, ?::text, ?::timestamptz where ${PLACED}`,
     );
     params.push(userId, owner.crmId, data.email, data.firstName, data.lastName, data.mobile, userLanguage, now);
-  } else if (user.reference === null && (user.first_name === null || user.last_name === null || (user.mobile === null && data.mobile !== null))) {
+  } else if (!user.public && (user.first_name === null || user.last_name === null || (user.mobile === null && data.mobile !== null))) {
     writes.push(`update app_user set first_name = coalesce(first_name, ?), last_name = coalesce(last_name, ?), mobile = coalesce(mobile, ?) where id = ? and ${PLACED}`);
     params.push(data.firstName, data.lastName, data.mobile, userId);
   }
@@ -111,13 +128,19 @@ export async function findOrCreateConsumer(ctx: Context, owner: ConsumerOwner, d
 }
 
 /**
- * The lock findOrCreateConsumer needs (per CRM and e-mail, until the
- * transaction ends), taken by the caller, possibly together with another
- * read. The lookup must run after it, in a statement of its own: only a
- * statement that starts after the lock sees the consumer a transaction that
- * held it before has written.
+ * The locks findOrCreateConsumer needs (per CRM and e-mail, and per CRM and
+ * mobile when one is given, until the transaction ends), taken by the
+ * caller, possibly together with another read. Every booking takes its
+ * e-mail's lock before its mobile's, so two bookings never wait for each
+ * other in a circle. The lookup must run after them, in a statement of its
+ * own: only a statement that starts after the lock sees the consumer a
+ * transaction that held it before has written.
  */
-export const consumerLock = (crmId: string, email: string): AdvisoryLock => ({
-  sql: 'pg_advisory_xact_lock(hashtextextended(?, 0))',
-  params: [`consumer:${crmId}:${email}`],
-});
+export const consumerLock = (crmId: string, email: string, mobile: string | null): AdvisoryLock =>
+  mobile
+    ? {
+        // Arguments are evaluated in order: the e-mail's lock, then the mobile's.
+        sql: '(pg_advisory_xact_lock(hashtextextended(?, 0))::text || pg_advisory_xact_lock(hashtextextended(?, 0))::text)',
+        params: [`consumer:${crmId}:${email}`, `consumer-mobile:${crmId}:${mobile}`],
+      }
+    : { sql: 'pg_advisory_xact_lock(hashtextextended(?, 0))', params: [`consumer:${crmId}:${email}`] };

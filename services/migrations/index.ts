@@ -9,6 +9,7 @@ import { Migration20261123050000_ListPages as M5 } from './Migration202611230500
 import { Migration20261123070000_CustomerLookups as M6 } from './Migration20261123070000_CustomerLookups.js';
 import { Migration20261123073000_HotAppointmentUpdates as M7 } from './Migration20261123073000_HotAppointmentUpdates.js';
 import { Migration20261123100000_HoldIndexes as M8 } from './Migration20261123100000_HoldIndexes.js';
+import { Migration20261124090000_PublicUsers as M9 } from './Migration20261124090000_PublicUsers.js';
 
 export const MIGRATIONS: MigrationObject[] = [
   { name: 'Migration20261121215704_Initial', class: M0 },
@@ -20,4 +21,5 @@ export const MIGRATIONS: MigrationObject[] = [
   { name: 'Migration20261123070000_CustomerLookups', class: M6 },
   { name: 'Migration20261123073000_HotAppointmentUpdates', class: M7 },
   { name: 'Migration20261123100000_HoldIndexes', class: M8 },
+  { name: 'Migration20261124090000_PublicUsers', class: M9 },
 ];

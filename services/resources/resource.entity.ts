@@ -1,4 +1,4 @@
-import { Collection, Entity, ManyToMany, ManyToOne, PrimaryKey, Property, type Rel, Unique, type Opt } from '@mikro-orm/core';
+import { Collection, Entity, Index, ManyToMany, ManyToOne, PrimaryKey, Property, type Rel, Unique, type Opt } from '@mikro-orm/core';
 import { ContactProfile } from '../contact-profiles/contact-profile.entity.js';
 import { CrmIntegration } from '../crm/crm-integration.entity.js';
 import type { PostalAddress } from '../kernel/address.js';
@@ -39,6 +39,8 @@ export class Resource {
   @ManyToMany({ entity: () => Product, pivotTable: 'resource_product' })
   products = new Collection<Product>(this);
 
+  // Is this user a resource's contact? (the consumer lookup, see Migration20261124090000_PublicUsers)
+  @Index({ name: 'resource_contact_id_index' })
   @ManyToOne({ entity: () => User, nullable: true, deleteRule: 'set null' })
   contact: Rel<User> | null = null;
 

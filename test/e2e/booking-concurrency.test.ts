@@ -237,6 +237,30 @@ describe('booking flow: no overbooking under concurrency across two gateway proc
     expect(booked.rows[0].n).toBe(30);
   }, 120_000);
 
+  it('one new mobile booking 20 slots at once under 20 different e-mails becomes exactly one user, whom every booking belongs to', async () => {
+    const f = await setupBookable(app, { capacity: 1, raster: 15, slots: 20 });
+    const mobile = `+49175${String(Date.now()).slice(-7)}`;
+    const emails = Array.from({ length: 20 }, () => `${unique('num')}@example.com`);
+    // Completions of holds: first bookings of slots of one timeslot would wait for each other on the timeslot's row.
+    const holds = await Promise.all(emails.map((_, i) => reserveRequest(f, nthSlot(f, i, 15))(gateways[i % 2]!)));
+    expect(holds.map((h) => h.status)).toEqual(Array(20).fill(200));
+    const requests = emails.map((email, i) => {
+      const { from, to } = nthSlot(f, i, 15);
+      return bookRequest(f, { start: from, end: to, email, mobile, placeholder_id: holds[i]!.body.participation.customer_uuid });
+    });
+    const answers = await Promise.all(requests.map((send, i) => send(gateways[i % 2]!)));
+    expect(answers.map((a) => a.status), answers.find((a) => a.status !== 201)?.text).toEqual(Array(20).fill(201));
+    // The first to take the locks made the user; every other found it by its mobile (spec: e-mail or mobile).
+    const users = await db.query('select id, email from app_user where mobile = $1', [mobile]);
+    expect(users.rows).toHaveLength(1);
+    expect(emails).toContain(users.rows[0].email);
+    const owners = await db.query(
+      `select distinct c.user_id from participation p join appointment a on a.id = p.appointment_id join customer c on c.id = p.customer_id where a.timeslot_id = $1 and p.state = 'BOOKED'`,
+      [f.timeslotUuid],
+    );
+    expect(owners.rows).toEqual([{ user_id: users.rows[0].id }]);
+  }, 120_000);
+
   it('lead and follow-up time: concurrent first bookings of neighbouring slots never leave two blocked periods overlapping', async () => {
     // Raster 30 with 15 minutes lead and 15 follow-up: a booked slot blocks its neighbours on both sides.
     for (let round = 0; round < ROUNDS; round++) {

@@ -12,9 +12,11 @@ import {
   setChannel,
   slotOf,
   sql,
+  updateResource,
   upcoming,
 } from '../support/booking-flow.js';
 import { DEFAULT_DATABASE_POOL } from '../../services/kernel/config.js';
+import { createStaffUser } from '../support/offerings-fixtures.js';
 import { startTestApp, type TestApp } from '../support/harness.js';
 import { type ApiClient, unique } from '../support/http.js';
 
@@ -226,7 +228,7 @@ describe('booking flow: POST /resources/:ref/create_appointment_with_consumer', 
     expect((await participationsOf(app, hold.body.participation.appointment_uuid)).map((p) => p.state).sort()).toEqual(['BOOKED', 'RESERVED']);
   });
 
-  it('attaches the booking to a CRM-managed user found by e-mail without changing that user', async () => {
+  it('attaches the booking to a CRM-managed user found by e-mail and fills only its missing attributes', async () => {
     const f = await setupBookable(app);
     const email = `${unique('known')}@example.com`;
     const reference = `known-${unique()}@test`;
@@ -235,10 +237,23 @@ describe('booking flow: POST /resources/:ref/create_appointment_with_consumer', 
     const res = await book(pub, f, { email, firstname: 'Karla', lastname: 'Other', mobile: '+49 170 5550001', locale: 'en' });
     expect(res.status).toBe(201);
     const users = await usersByEmail(f, email);
-    expect(users).toEqual([{ id: UUID, email, first_name: null, last_name: 'Known', mobile: null, language: 'de', reference }]);
+    // Spec: missing attributes are added to the existing user, never overwritten; the CRM sees them.
+    expect(users).toEqual([{ id: UUID, email, first_name: 'Karla', last_name: 'Known', mobile: '+491705550001', language: 'de', reference }]);
+    expect((await f.api.get(`/crms/${f.crmId}/user/${encodeURIComponent(reference)}`)).body.user).toMatchObject({ firstName: 'Karla', lastName: 'Known', mobile: '+491705550001' });
     const [participation] = await participationsOf(app, res.body.createdAppointment.appointment_uuid);
     expect(await customerOf(participation!.id)).toEqual([{ user_id: users[0]!.id, email, mobile: '+491705550001', language: 'en', user_name: 'Karla Other' }]);
     expect(participation!.locale).toBe('en');
+  });
+
+  it('never writes to a resource’s contact, whom the public is shown, though no longer staff', async () => {
+    const f = await setupBookable(app);
+    const contact = await createStaffUser(f.api, f.crmId, f.providerRef);
+    await updateResource(f, f.resourceRef, { contact });
+    expect((await f.api.delete(`${providerPath(f)}/staff/${encodeURIComponent(contact)}`)).status).toBe(204);
+    const before = (await f.api.get(`/crms/${f.crmId}/user/${encodeURIComponent(contact)}`)).body.user;
+    expect(before.mobile).toBeNull();
+    expect((await book(pub, f, { email: before.email, firstname: 'Mallory', lastname: 'Public', mobile: '+49 170 5550009' })).status).toBe(201);
+    expect((await f.api.get(`/crms/${f.crmId}/user/${encodeURIComponent(contact)}`)).body.user).toEqual(before);
   });
 
   it('fills only missing attributes of a user the booking flow created', async () => {
@@ -251,23 +266,58 @@ describe('booking flow: POST /resources/:ref/create_appointment_with_consumer', 
     expect(await usersByEmail(f, email)).toEqual([{ id: UUID, email, first_name: 'Anna', last_name: 'First', mobile: '+491705550002', language: 'de', reference: null }]);
   });
 
-  it('never attaches a booking to another user by mobile alone', async () => {
-    const f = await setupBookable(app, { slots: 2 });
+  it('attaches a booking whose e-mail no user has to the one user with its mobile, in either spelling; two users with that number match none', async () => {
+    const f = await setupBookable(app, { slots: 3 });
+    const usersOfCrm = async () => Number((await sql<{ n: number }>(app, 'select count(*)::int as n from app_user where crm_id = ?', [f.crmId]))[0]!.n);
     const email = `${unique('mobile')}@example.com`;
     const mobile = `+49170${String(Date.now()).slice(-7)}`;
-    await f.api.post(`/crms/${f.crmId}/user`, { reference: `m-${unique()}@test`, email, username: unique('m'), lastName: 'Mobile', firstName: 'Mia', mobile });
+    const crmUser = await f.api.post(`/crms/${f.crmId}/user`, { reference: `m-${unique()}@test`, email, username: unique('m'), lastName: 'Mobile', mobile });
+    expect(crmUser.status).toBe(201);
+    const before = await usersOfCrm();
     const flowEmail = `${unique('flow')}@example.com`;
-    expect((await book(pub, f, { email: flowEmail, firstname: 'Fritz', lastname: 'Flow', mobile })).status).toBe(201);
-    const otherEmail = `${unique('typed')}@example.com`;
-    const second = slotOf(f, 1);
-    const res = await book(pub, f, { email: otherEmail, firstname: 'Maria', lastname: 'Changed', mobile, start: second.from, end: second.to });
+    const res = await book(pub, f, { email: flowEmail, firstname: 'Fritz', lastname: 'Flow', mobile: mobile.replace('+49170', '0170 ') });
     expect(res.status).toBe(201);
-    const [own] = await usersByEmail(f, otherEmail);
-    expect(own).toMatchObject({ first_name: 'Maria', last_name: 'Changed', mobile, reference: null });
-    expect((await usersByEmail(f, email))[0]).toMatchObject({ first_name: 'Mia', last_name: 'Mobile', mobile });
-    expect((await usersByEmail(f, flowEmail))[0]).toMatchObject({ first_name: 'Fritz', last_name: 'Flow', mobile });
+    // No user for the typed e-mail: the booking belongs to the user with that number, whose missing first name is filled.
+    expect(await usersByEmail(f, flowEmail)).toEqual([]);
+    expect(await usersOfCrm()).toBe(before);
+    const [owner] = await usersByEmail(f, email);
+    expect(owner).toMatchObject({ first_name: 'Fritz', last_name: 'Mobile', mobile });
     const [participation] = await participationsOf(app, res.body.createdAppointment.appointment_uuid);
-    expect((await customerOf(participation!.id))[0]).toMatchObject({ user_id: own!.id, email: otherEmail });
+    expect((await customerOf(participation!.id))[0]).toMatchObject({ user_id: owner!.id, email });
+
+    // A CRM keeps numbers as sent: the same spelling finds them too.
+    const spaced = `+49 171 ${String(Date.now()).slice(-7)}`;
+    const spacedEmail = `${unique('spaced')}@example.com`;
+    expect((await f.api.post(`/crms/${f.crmId}/user`, { reference: `s-${unique()}@test`, email: spacedEmail, username: unique('s'), lastName: 'Spaced', firstName: 'Sue', mobile: spaced })).status).toBe(201);
+    const typed = await book(pub, f, { email: `${unique('typed')}@example.com`, firstname: 'Other', lastname: 'Name', mobile: spaced, start: slotOf(f, 1).from, end: slotOf(f, 1).to });
+    expect(typed.status).toBe(201);
+    const [typedParticipation] = await participationsOf(app, typed.body.createdAppointment.appointment_uuid);
+    expect((await customerOf(typedParticipation!.id))[0]).toMatchObject({ email: spacedEmail });
+    expect((await usersByEmail(f, spacedEmail))[0]).toMatchObject({ first_name: 'Sue', last_name: 'Spaced', mobile: spaced });
+
+    // Two users with one number: which one is meant is unknown, so neither; the booking gets a user of its own.
+    const shared = `+49172${String(Date.now()).slice(-7)}`;
+    for (const name of ['One', 'Two']) {
+      expect((await f.api.post(`/crms/${f.crmId}/user`, { reference: `${name}-${unique()}@test`, email: `${unique(name)}@example.com`, username: unique(name), lastName: name, mobile: shared })).status).toBe(201);
+    }
+    const ownEmail = `${unique('own')}@example.com`;
+    expect((await book(pub, f, { email: ownEmail, firstname: 'Olli', lastname: 'Own', mobile: shared, start: slotOf(f, 2).from, end: slotOf(f, 2).to })).status).toBe(201);
+    expect(await usersByEmail(f, ownEmail)).toEqual([{ id: UUID, email: ownEmail, first_name: 'Olli', last_name: 'Own', mobile: shared, language: 'de', reference: null }]);
+  });
+
+  it('an e-mail beats a mobile: the user with the typed e-mail is taken, though another user has the number', async () => {
+    const f = await setupBookable(app);
+    const mobile = `+49173${String(Date.now()).slice(-7)}`;
+    const mobileEmail = `${unique('num')}@example.com`;
+    expect((await f.api.post(`/crms/${f.crmId}/user`, { reference: `n-${unique()}@test`, email: mobileEmail, username: unique('n'), lastName: 'Number', mobile })).status).toBe(201);
+    const email = `${unique('mail')}@example.com`;
+    expect((await book(pub, f, { email, firstname: 'Ema', lastname: 'Il' })).status).toBe(201);
+    const res = await book(pub, f, { email, firstname: 'Ema', lastname: 'Il', mobile, start: slotOf(f, 1).from, end: slotOf(f, 1).to });
+    expect(res.status).toBe(201);
+    const [participation] = await participationsOf(app, res.body.createdAppointment.appointment_uuid);
+    const [own] = await usersByEmail(f, email);
+    expect((await customerOf(participation!.id))[0]).toMatchObject({ user_id: own!.id, email });
+    expect(own).toMatchObject({ mobile });
   });
 
   it('creates a new user otherwise, with the language from locale', async () => {
