@@ -31,8 +31,6 @@ export interface ConsumerCustomer {
 
 interface UserRow {
   id: string;
-  /** Null for a user the booking flow created; set for a user a CRM manages. */
-  reference: string | null;
   /** A provider's staff or a resource's contact: shown to the public, never changed by it. */
   public: boolean;
   email: string | null;
@@ -70,9 +68,9 @@ interface CustomerRow {
  */
 export async function findOrCreateConsumer(ctx: Context, owner: ConsumerOwner, data: ConsumerData): Promise<ConsumerCustomer> {
   const [found] = await sql<{ user: UserRow | null; customer: CustomerRow | null }>(ctx, `with by_email as (
-       select id, reference, email, first_name, last_name, mobile, language from app_user where crm_id = ? and email = ? limit 1
+       select id, email, first_name, last_name, mobile, language from app_user where crm_id = ? and email = ? limit 1
      ), by_mobile as (
-       select id, reference, email, first_name, last_name, mobile, language from app_user
+       select id, email, first_name, last_name, mobile, language from app_user
         where crm_id = ? and mobile in (?::text, ?::text) and not exists (select 1 from by_email) limit 2
      ), found as (
        select * from by_email union all select * from by_mobile where (select count(*) from by_mobile) = 1
