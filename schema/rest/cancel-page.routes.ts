@@ -1,5 +1,5 @@
 import { cancelByLink, type CancelLinkTarget, inspectCancelLink } from '../../services/booking/cancel-by-link.service.js';
-import { compilePattern } from '../../services/booking/date-pattern.js';
+import { formatZoned } from '../../services/booking/date-pattern.js';
 import type { Context } from '../../services/kernel/context.js';
 import { DomainError } from '../../services/kernel/errors.js';
 import { escapeHtml } from '../../services/kernel/html.js';
@@ -68,7 +68,7 @@ async function page(ctx: Context, load: () => Promise<CancelLinkTarget>, mode: '
   const { participation, appointment } = target;
   const language = participation.locale === 'en' || participation.customer?.language === 'en' ? 'en' : 'de';
   const text = TEXT[language];
-  const when = compilePattern(language === 'en' ? "EEEE, d MMMM yyyy 'at' HH:mm" : "EEEE, d. MMMM yyyy 'um' HH:mm 'Uhr'", appointment.provider.timeZone, language)(appointment.start);
+  const when = formatZoned(appointment.start, language === 'en' ? "EEEE, d MMMM yyyy 'at' HH:mm" : "EEEE, d. MMMM yyyy 'um' HH:mm 'Uhr'", appointment.provider.timeZone, language);
   const summary = `<p><strong>${escapeHtml(appointment.resource.publicName)}</strong><br>${escapeHtml(when)}</p>`;
   if (mode === 'done') return { status: 200, html: layout(text.title, `${summary}<p>${participation.state === 'CANCELED' ? text.done : text.gone}</p>`) };
   if (!target.cancellable) return { status: 200, html: layout(text.title, `${summary}<p>${text.gone}</p>`) };

@@ -197,8 +197,21 @@ interface Entry {
 async function computeListing(ctx: Context, named: NamedResource[], query: BookablesQuery, nowMs: number): Promise<{ result: BookablesResult; validUntilMs: number }> {
   const main = named[0]!;
   const channelKey = parseChannelKey(query.channelKey);
-  const groupOf = compilePattern(query.groupFormat ?? DEFAULT_GROUP_FORMAT, main.timeZone, query.languageTag, 'groupFormat');
-  const timeOf = compilePattern(query.timeFormat ?? DEFAULT_TIME_FORMAT, main.timeZone, query.languageTag, 'timeFormat');
+  // Each slot is formatted and grouped in its own provider's zone (resources of several providers may be listed
+  // together); compiled once per zone, the main resource's first, so a bad pattern is a 400 before any work.
+  const formats = new Map<string, SlotFormats>();
+  const formatsOf = (timeZone: string): SlotFormats => {
+    let compiled = formats.get(timeZone);
+    if (!compiled) {
+      compiled = {
+        groupOf: compilePattern(query.groupFormat ?? DEFAULT_GROUP_FORMAT, timeZone, query.languageTag, 'groupFormat'),
+        timeOf: compilePattern(query.timeFormat ?? DEFAULT_TIME_FORMAT, timeZone, query.languageTag, 'timeFormat'),
+      };
+      formats.set(timeZone, compiled);
+    }
+    return compiled;
+  };
+  formatsOf(main.timeZone);
   const window = windowOf(query, main.timeZone, nowMs);
   const [scope, calendar] = await Promise.all([
     loadListingScope(ctx, named, query.prdRef),
@@ -290,7 +303,7 @@ async function computeListing(ctx: Context, named: NamedResource[], query: Booka
   const listed = entries.length > BOOKABLES_MAX ? entries.slice(0, BOOKABLES_MAX) : entries;
   // The first listed slot stops being upcoming when it starts.
   if (listed.length) validUntilMs = Math.min(validUntilMs, listed[0]!.startMs);
-  return { result: { groups: groupViews(listed, groupOf, timeOf), publicVisible }, validUntilMs };
+  return { result: { groups: groupViews(listed, formatsOf), publicVisible }, validUntilMs };
 }
 
 /**
@@ -359,13 +372,20 @@ function cutBookables(
   }
 }
 
-/** The views with their dates, grouped by the formatted start (main resource's zone), in order. */
-function groupViews(entries: Entry[], groupOf: (date: Date) => string, timeOf: (date: Date) => string): [string, BookableView[]][] {
+/** `groupFormat` and `timeFormat` compiled for one zone. */
+interface SlotFormats {
+  groupOf: (date: Date) => string;
+  timeOf: (date: Date) => string;
+}
+
+/** The views with their dates, grouped by the formatted start (each in its provider's zone), in order. */
+function groupViews(entries: Entry[], formatsOf: (timeZone: string) => SlotFormats): [string, BookableView[]][] {
   const groups = new Map<string, BookableView[]>();
   for (const entry of entries) {
     const start = new Date(entry.startMs);
     const end = new Date(entry.endMs);
     const { view } = entry;
+    const { groupOf, timeOf } = formatsOf(entry.resource.timeZone);
     const bookable: BookableView = {
       start: formatWithOffset(start, entry.resource.timeZone),
       end: formatWithOffset(end, entry.resource.timeZone),

@@ -73,7 +73,11 @@ export async function createAppointmentWithConsumer(
   const to = instantOf(input.end, scope.main, 'end');
   if (to <= from) throw validationError('end must be after start');
   // Checked before booking: a bad pattern must be a 400 that books nothing.
-  const formatTime = compilePattern(query.timeFormat ?? DEFAULT_TIME_FORMAT, scope.main.provider.timeZone, input.locale, 'timeFormat');
+  const timeFormat = query.timeFormat ?? DEFAULT_TIME_FORMAT;
+  const formatTime = compilePattern(timeFormat, scope.main.provider.timeZone, input.locale, 'timeFormat');
+  // In the zone of the provider whose resource is booked (resources of several providers may be named together).
+  const formatTimeOf = (resource: ScopeResource) =>
+    resource.provider.timeZone === scope.main.provider.timeZone ? formatTime : compilePattern(timeFormat, resource.provider.timeZone, input.locale, 'timeFormat');
   const requested = scope.productByUuid(input.product_uuid);
   // Counted once the booking is otherwise acceptable: a throw-away address cannot book without end, a typo does not use up the budget.
   await limitEmail(ctx, input.email);
@@ -118,7 +122,7 @@ export async function createAppointmentWithConsumer(
       const participation = { id: held.holdId, placeholderId: input.placeholder_id!, state: place.state, messages: place.messages };
       const count = await completeHold(tx, lot, held.holdId, place, bookingOutbox(tx, lot, participation, input.message ?? null, true), customer.writes);
       // A hold that went (expired and given way, or removed) between our read and our update is claimed afresh below.
-      if (count.given) return { participation, lot, resource, product: scope.productById(lot.product_id), capacityLeft: count.capacity - count.taken - 1, formatTime };
+      if (count.given) return { participation, lot, resource, product: scope.productById(lot.product_id), capacityLeft: count.capacity - count.taken - 1, formatTime: formatTimeOf(resource) };
       // That statement has committed (inSqlTransaction), having written nothing: the claim needs a new transaction.
       if (tx.sqlTransaction) throw new RetryInOrmTransaction('the hold is gone');
     }
@@ -150,7 +154,7 @@ export async function createAppointmentWithConsumer(
     const { lot, resource } = claim;
     // The slot's first booking may close its neighbours (lead and follow-up time): announced with it.
     if (claim.created && scope.hasBlockedTime(resource)) await announceSlotsAroundClaim(tx, slotOf(lot));
-    return { participation: place.participation, lot, resource, product: scope.productById(lot.product_id), capacityLeft: count.capacity - count.taken - 1, formatTime };
+    return { participation: place.participation, lot, resource, product: scope.productById(lot.product_id), capacityLeft: count.capacity - count.taken - 1, formatTime: formatTimeOf(resource) };
   }
 }
 

@@ -13,7 +13,7 @@ import { nl } from 'date-fns/locale/nl';
 import { nlBE } from 'date-fns/locale/nl-BE';
 import { DomainError, validationError } from '../kernel/errors.js';
 import { requireTimeZone } from '../kernel/wall-clock.js';
-import { zoneOffsetMs } from '../kernel/zone-offset.js';
+import { isRepeatedLocalTime, zoneOffsetMs } from '../kernel/zone-offset.js';
 import { ZonedDate } from './zoned-date.js';
 
 /**
@@ -250,6 +250,15 @@ function validMs(date: Date): number {
  */
 export function formatPattern(date: Date, pattern: string, timeZone: string, languageTag?: string | null, parameter = 'format'): string {
   return compilePattern(pattern, timeZone, languageTag, parameter)(date);
+}
+
+/**
+ * A time in the zone by the pattern (as formatPattern); in the hour repeated when
+ * clocks go back, followed by its offset ("02:30 Uhr (GMT+1)"), which alone
+ * tells the two occurrences apart.
+ */
+export function formatZoned(date: Date, pattern: string, timeZone: string, language: string): string {
+  return formatPattern(date, isRepeatedLocalTime(timeZone, date.getTime()) ? `${pattern} (O)` : pattern, timeZone, language);
 }
 
 function describePatternError(error: unknown, parameter: string): string {

@@ -75,3 +75,21 @@ export function transitionOnDay(timeZone: string, instantMs: number): { atMs: nu
   const offsets = zones.get(timeZone)!.get(Math.floor(instantMs / DAY_MS))!;
   return offsets.before === offsets.after ? null : { atMs: offsets.transitionMs, before: offsets.before, after: offsets.after };
 }
+
+/**
+ * True when the zone's wall-clock time at the instant is shown twice, as in
+ * the hour repeated when clocks go back (Europe/Berlin, 2027-10-31: 02:00 to
+ * 03:00 local happens at +02:00 and again at +01:00). Such a time alone does
+ * not say which of the two is meant: mails add the offset to it, and
+ * calendar invites name the instant in UTC (RFC 5545 reads a repeated local
+ * time as its first occurrence).
+ */
+export function isRepeatedLocalTime(timeZone: string, instantMs: number): boolean {
+  const local = instantMs + zoneOffsetMs(timeZone, instantMs);
+  // The other instant with this local time, if any, has the offset of the other side of a transition near it.
+  for (const otherOffset of [zoneOffsetMs(timeZone, instantMs - DAY_MS), zoneOffsetMs(timeZone, instantMs + DAY_MS)]) {
+    const other = local - otherOffset;
+    if (other !== instantMs && other + zoneOffsetMs(timeZone, other) === local) return true;
+  }
+  return false;
+}

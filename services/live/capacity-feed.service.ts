@@ -74,6 +74,8 @@ interface WatchedResource {
   offered: (SlotProduct & { name: string })[];
   /** The resource's contact channel, as the listing shows it for its slots. */
   contact: BookableView['contact_channel'];
+  /** The subscriber's timeFormat in this resource's zone (resources of several providers may be watched together). */
+  formatted: TimeFormatter;
 }
 
 /** How the subscriber wants formattedStart/formattedEnd, as upcoming_bookables' timeFormat and languageTag. */
@@ -133,7 +135,8 @@ export async function openCapacityFeed(ctx: Context, raw: unknown): Promise<Capa
   const to = input.to ? parseDateTimeInput(input.to, zone, 'to') : null;
   if (from && to && to <= from) throw validationError('to must be after from');
   const pattern = input.timeFormat ?? DEFAULT_TIME_FORMAT;
-  const formatted = sharedFormatter(pattern, zone, input.languageTag);
+  // Compiled here first: a bad pattern is a 400 before anything is watched.
+  sharedFormatter(pattern, zone, input.languageTag);
   const subjectOf = (resource: FeedRow) => ({ contactProfileId: resource.contact_profile_id, contactId: resource.contact_id });
   const contacts = new ContactDirectory([], []);
   await loadContacts(ctx, contacts, resources.map(subjectOf));
@@ -147,11 +150,12 @@ export async function openCapacityFeed(ctx: Context, raw: unknown): Promise<Capa
       .map((p) => ({ id: p.id, name: p.name, minDuration: p.min, maxDuration: p.max, leadTimeMinutes: p.lead, followUpTimeMinutes: p.follow }));
     const contact = contacts.channelOf(subjectOf(resource));
     const facts = { resource: { id: resource.id, publicName: resource.public_name }, zone: resource.time_zone, rows, channel, offered, contact };
-    watched.set(resource.id, { signature: signatureOf(`${JSON.stringify(facts)}\u0000${formatterKey(pattern, zone, input.languageTag)}`), ...facts });
+    const formatted = sharedFormatter(pattern, resource.time_zone, input.languageTag);
+    watched.set(resource.id, { signature: signatureOf(`${JSON.stringify(facts)}\u0000${formatterKey(pattern, resource.time_zone, input.languageTag)}`), ...facts, formatted });
   }
   return {
     resourceIds: resources.map((r) => r.id),
-    viewsOf: (payload, now) => viewsOf(watched, payload, { now, from, to }, formatted),
+    viewsOf: (payload, now) => viewsOf(watched, payload, { now, from, to }),
   };
 }
 
@@ -184,7 +188,6 @@ function viewsOf(
   watched: Map<string, WatchedResource>,
   payload: unknown,
   window: { now: Date; from: Date | null; to: Date | null },
-  formatted: TimeFormatter,
 ): LiveItem<CapacityChangeView>[] {
   const parsed = parsedOnce(payload);
   const event = parsed.event;
@@ -196,7 +199,7 @@ function viewsOf(
   const windowKey = `${window.from?.getTime() ?? ''}|${window.to?.getTime() ?? ''}`;
   const viewsKey = `${target.signature}\u0000${windowKey}`;
   let views = parsed.views.get(viewsKey);
-  if (!views) parsed.views.set(viewsKey, (views = eventViews(target, event, parsed, window, windowKey, formatted)));
+  if (!views) parsed.views.set(viewsKey, (views = eventViews(target, event, parsed, window, windowKey)));
   return views;
 }
 
@@ -206,12 +209,11 @@ function eventViews(
   parsed: ParsedPayload,
   window: { now: Date; from: Date | null; to: Date | null },
   windowKey: string,
-  formatted: TimeFormatter,
 ): LiveItem<CapacityChangeView>[] {
   if (event.scope === 'slot') {
     const start = new Date(event.start);
     if (start <= window.now || (window.from && start < window.from) || (window.to && start >= window.to)) return [];
-    const view = toView(target, event, formatted);
+    const view = toView(target, event);
     return view ? [{ key: slotKey(event.resourceId, event.start, event.end), version: event.version, value: view }] : [];
   }
   // Subscriptions with the same window share one expansion.
@@ -219,7 +221,7 @@ function eventViews(
   const slots = parsed.expansions.get(windowKey)!;
   if (slots === null) return refetchNotice(target, event, window);
   return slots.flatMap((slot) => {
-    const view = toView(target, slot, formatted);
+    const view = toView(target, slot);
     return view ? [{ key: slotKey(slot.resourceId, slot.start, slot.end), version: event.version, value: view }] : [];
   });
 }
@@ -232,7 +234,7 @@ function eventViews(
  * with its lead and follow-up time (inside the timeslot, clear of the busy
  * periods); otherwise it shows 0 places.
  */
-function toView(target: WatchedResource, slot: SlotState, formatted: TimeFormatter): CapacityChangeView | null {
+function toView(target: WatchedResource, slot: SlotState): CapacityChangeView | null {
   let productId = slot.productId;
   let capacityLeft = slot.capacityLeft;
   let products: BookableView['products'];
@@ -260,8 +262,8 @@ function toView(target: WatchedResource, slot: SlotState, formatted: TimeFormatt
     bookable: {
       start: formatWithOffset(start, target.zone),
       end: formatWithOffset(end, target.zone),
-      formattedStart: formatted(start),
-      formattedEnd: formatted(end),
+      formattedStart: target.formatted(start),
+      formattedEnd: target.formatted(end),
       timeslot_uuid: slot.timeslotId,
       appointment_uuid: slot.appointmentId,
       product_uuid: productId,

@@ -1,6 +1,7 @@
 import { TZDate } from '@date-fns/tz';
 import ical, { ICalAttendeeRole, ICalAttendeeStatus, ICalCalendarMethod, ICalEventStatus } from 'ical-generator';
 import { tzlib_get_ical_block } from 'timezones-ical-library';
+import { isRepeatedLocalTime } from '../kernel/zone-offset.js';
 import type { MailAttachment } from './mail-transport.js';
 
 export type InviteMethod = 'REQUEST' | 'CANCEL';
@@ -11,7 +12,12 @@ export interface CalendarInvite {
   uid: string;
   start: Date;
   end: Date;
-  /** IANA zone of the provider: DTSTART/DTEND carry it as TZID, with its VTIMEZONE. */
+  /**
+   * IANA zone of the provider: DTSTART/DTEND carry it as TZID, with its
+   * VTIMEZONE, unless start or end falls in the hour repeated when clocks go
+   * back. RFC 5545 reads such a local time as its first occurrence, so both
+   * are then written in UTC, which names the instant whichever it is.
+   */
   timeZone: string;
   summary: string;
   location: string | null;
@@ -50,13 +56,14 @@ export function calendarInvite(invite: CalendarInvite): MailAttachment {
     // name null: DTSTAMP stays UTC (RFC 5545 requires it); the generator still adds the event's VTIMEZONE.
     timezone: { name: null, generator: vtimezone },
   });
+  const zoned = !isRepeatedLocalTime(invite.timeZone, invite.start.getTime()) && !isRepeatedLocalTime(invite.timeZone, invite.end.getTime());
   calendar.createEvent({
     id: invite.uid,
     sequence: INVITE_SEQUENCE[invite.method],
-    // TZDate makes ical-generator write the wall-clock time of the zone next to TZID.
-    start: new TZDate(invite.start.getTime(), invite.timeZone),
-    end: new TZDate(invite.end.getTime(), invite.timeZone),
-    timezone: invite.timeZone,
+    // TZDate makes ical-generator write the wall-clock time of the zone next to TZID; a plain Date without zone is UTC.
+    start: zoned ? new TZDate(invite.start.getTime(), invite.timeZone) : invite.start,
+    end: zoned ? new TZDate(invite.end.getTime(), invite.timeZone) : invite.end,
+    timezone: zoned ? invite.timeZone : null,
     summary: invite.summary,
     location: invite.location,
     description: invite.description,

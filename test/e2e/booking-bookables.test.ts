@@ -17,6 +17,7 @@ import {
 import { startTestApp, type TestApp } from '../support/harness.js';
 import type { ApiClient } from '../support/http.js';
 import { createResource } from '../support/offerings-fixtures.js';
+import { setupProvider } from '../support/fixtures.js';
 
 const MINUTE = 60_000;
 
@@ -258,6 +259,34 @@ describe('booking flow: GET /resources/:ref/upcoming_bookables', () => {
         '09:15 Second agent',
         '09:30 Agent',
       ]);
+    });
+
+    it('formats and groups each slot in its own provider’s zone when resources of several providers are listed together', async () => {
+      const f = await setupBookable(app, { slots: 1 });
+      const day = f.slot.from.slice(0, 10);
+      // A provider in New York with a slot at 19:00 its time on the same day: 01:00 the next day in Berlin.
+      const ny = { ...f, ...(await setupProvider(f.api, f.crmId, { timeZone: 'America/New_York' })) };
+      const product = await addProduct(ny);
+      const resource = await addResource({ ...ny, productRef: product.ref }, { publicName: 'New York agent' });
+      await addTimeslot({ ...ny, resourceRef: resource.ref }, { start: `${day}T19:00`, end: `${day}T19:30` });
+      const res = await upcoming(pub, f.resourceUuid, `ref=${resource.uuid}&timeFormat=${encodeURIComponent('dd.MM. HH:mm')}`);
+      expect(res.status).toBe(200);
+      const view = (b: { start: string; formattedStart: string; resource_name: string }) => `${b.resource_name} ${b.start.slice(11)} ${b.formattedStart}`;
+      expect(Object.keys(res.body).filter((key) => key !== 'public_visible')).toEqual([day]);
+      const dayMonth = `${day.slice(8, 10)}.${day.slice(5, 7)}.`;
+      expect(res.body[day].map(view)).toEqual([
+        expect.stringMatching(new RegExp(`^Agent 09:00:00\\+0[12]:00 ${dayMonth} 09:00$`)),
+        expect.stringMatching(new RegExp(`^New York agent 19:00:00-0[45]:00 ${dayMonth} 19:00$`)),
+      ]);
+      // The same with the New York resource named first: the Berlin slot still shows Berlin's time.
+      const swapped = await upcoming(pub, resource.uuid, `ref=${f.resourceUuid}`);
+      expect(bookablesOf(swapped.body).map((b: { formattedStart: string }) => b.formattedStart)).toEqual([`${day} 09:00`, `${day} 19:00`]);
+      // Booked through the Berlin resource’s address (the slot’s only product: a product_uuid must be the first provider’s),
+      // the New York slot’s answer shows New York’s time too.
+      const slot = res.body[day][1];
+      const booked = await book(pub, f, { start: slot.start, end: slot.end, timeslot_uuid: slot.timeslot_uuid, product_uuid: undefined }, `ref=${resource.uuid}`);
+      expect(booked.status, booked.text).toBe(201);
+      expect(booked.body.createdAppointment).toMatchObject({ start: slot.start, formattedStart: `${day} 19:00`, formattedEnd: `${day} 19:30` });
     });
 
     it('prdRef keeps the slots that leave the product’s lead and follow-up time free; a booking blocks its neighbours', async () => {

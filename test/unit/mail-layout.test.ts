@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { calendarInvite } from '../../services/mail/calendar-invite.js';
 import { isPermanentMailError } from '../../services/mail/mail-transport.js';
 import { composeMail, mailLanguage } from '../../services/mail/templates/layout.js';
+import { formatWhen } from '../../services/mail/templates/participation-mail.js';
 import { parseIcs } from '../support/mail-fixtures.js';
 
 describe('mailLanguage', () => {
@@ -80,6 +81,23 @@ describe('calendarInvite', () => {
     expect(ics.vtimezones).toEqual(['America/New_York']);
     expect(ics.event.DTSTART).toBe(';TZID=America/New_York:20270705T090000');
   });
+
+  it('in the hour repeated when clocks go back, start and end are written in UTC (a TZID time there means its first occurrence)', () => {
+    // 02:00–02:30 at +01:00, the second 02:00 of 2027-10-31 in Berlin; with TZID a calendar would put it an hour early.
+    for (const [start, end] of [
+      ['2027-10-31T01:00:00Z', '2027-10-31T01:30:00Z'],
+      ['2027-10-31T00:30:00Z', '2027-10-31T01:00:00Z'],
+      ['2027-10-31T00:30:00Z', '2027-10-31T03:00:00Z'],
+    ] as const) {
+      const ics = parseIcs(calendarInvite({ ...base, method: 'REQUEST', start: new Date(start), end: new Date(end) }).content);
+      const utc = (iso: string) => `:${iso.replace(/[-:]/g, '').replace('.000', '')}`;
+      expect(ics.event.DTSTART, start).toBe(utc(start));
+      expect(ics.event.DTEND, end).toBe(utc(end));
+    }
+    // An hour later the time is unambiguous again: TZID as usual.
+    const after = parseIcs(calendarInvite({ ...base, method: 'REQUEST', start: new Date('2027-10-31T02:00:00Z'), end: new Date('2027-10-31T02:30:00Z') }).content);
+    expect(after.event.DTSTART).toBe(';TZID=Europe/Berlin:20271031T030000');
+  });
 });
 
 describe('isPermanentMailError', () => {
@@ -89,5 +107,22 @@ describe('isPermanentMailError', () => {
     expect(isPermanentMailError({ code: 'EENVELOPE' })).toBe(true);
     expect(isPermanentMailError({ code: 'ECONNECTION' })).toBe(false);
     expect(isPermanentMailError(new Error('x'))).toBe(false);
+  });
+});
+
+describe('formatWhen', () => {
+  const when = (start: string, end: string, language: 'de' | 'en' = 'de') => formatWhen({ start: new Date(start), end: new Date(end) }, 'Europe/Berlin', language);
+
+  it('start and end in the provider’s zone, the end’s day only when it differs', () => {
+    expect(when('2027-03-01T09:00:00Z', '2027-03-01T10:00:00Z')).toBe('Montag, 1. März 2027, 10:00 – 11:00 Uhr (Europe/Berlin)');
+    expect(when('2027-03-01T22:00:00Z', '2027-03-02T00:00:00Z', 'en')).toBe('Monday, 1 March 2027, 23:00 – Tuesday, 2 March 2027, 01:00 (Europe/Berlin)');
+  });
+
+  it('in the hour repeated when clocks go back, each time that falls there carries its offset', () => {
+    expect(when('2027-10-31T00:00:00Z', '2027-10-31T00:30:00Z')).toBe('Sonntag, 31. Oktober 2027, 02:00 (GMT+2) – 02:30 Uhr (GMT+2) (Europe/Berlin)');
+    expect(when('2027-10-31T01:00:00Z', '2027-10-31T01:30:00Z')).toBe('Sonntag, 31. Oktober 2027, 02:00 (GMT+1) – 02:30 Uhr (GMT+1) (Europe/Berlin)');
+    // The end before the start on the clock: the offsets say why.
+    expect(when('2027-10-31T00:30:00Z', '2027-10-31T01:00:00Z', 'en')).toBe('Sunday, 31 October 2027, 02:30 (GMT+2) – 02:00 (GMT+1) (Europe/Berlin)');
+    expect(when('2027-10-31T00:30:00Z', '2027-10-31T02:30:00Z')).toBe('Sonntag, 31. Oktober 2027, 02:30 (GMT+2) – 03:30 Uhr (Europe/Berlin)');
   });
 });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { exactOffsetMs, transitionOnDay, zoneOffsetMs } from '../../services/kernel/zone-offset.js';
+import { exactOffsetMs, isRepeatedLocalTime, transitionOnDay, zoneOffsetMs } from '../../services/kernel/zone-offset.js';
 
 const HOUR = 3_600_000;
 const MINUTE = 60_000;
@@ -82,5 +82,32 @@ describe('zone offsets cached per day and transition', () => {
       const ms = Math.floor(from + random() * (to - from));
       expect(zoneOffsetMs(zone, ms), `${zone} ${new Date(ms).toISOString()}`).toBe(exactOffsetMs(zone, ms));
     }
+  });
+});
+
+describe('local times shown twice (the hour repeated when clocks go back)', () => {
+  it('Europe/Berlin, 2027-10-31: 02:00–02:59 local happens at +02:00 and again at +01:00', () => {
+    for (const iso of ['2027-10-31T00:00:00Z', '2027-10-31T00:59:59.999Z', '2027-10-31T01:00:00Z', '2027-10-31T01:30:00Z', '2027-10-31T01:59:59.999Z']) {
+      expect(isRepeatedLocalTime('Europe/Berlin', at(iso)), iso).toBe(true);
+    }
+    for (const iso of ['2027-10-30T23:59:59.999Z', '2027-10-31T02:00:00Z', '2027-10-31T12:00:00Z', '2027-07-01T00:30:00Z']) {
+      expect(isRepeatedLocalTime('Europe/Berlin', at(iso)), iso).toBe(false);
+    }
+  });
+
+  it('the spring change repeats nothing; zones without changes never do', () => {
+    for (const iso of ['2027-03-28T00:59:59Z', '2027-03-28T01:00:00Z', '2027-03-28T01:30:00Z']) expect(isRepeatedLocalTime('Europe/Berlin', at(iso)), iso).toBe(false);
+    expect(isRepeatedLocalTime('Asia/Tokyo', at('2027-10-31T01:00:00Z'))).toBe(false);
+    expect(isRepeatedLocalTime('UTC', at('2027-10-31T01:00:00Z'))).toBe(false);
+  });
+
+  it('other zones and other sizes of change', () => {
+    // America/New_York, 2027-11-07: 01:00–01:59 local at -04:00 (05:00Z) and -05:00 (06:00Z).
+    expect(isRepeatedLocalTime('America/New_York', at('2027-11-07T05:30:00Z'))).toBe(true);
+    expect(isRepeatedLocalTime('America/New_York', at('2027-11-07T06:30:00Z'))).toBe(true);
+    expect(isRepeatedLocalTime('America/New_York', at('2027-11-07T07:00:00Z'))).toBe(false);
+    // Australia/Lord_Howe goes back by 30 minutes (2027-04-04 02:00 +11:00 → 01:30 +10:30): 01:30–01:59 local twice.
+    expect(isRepeatedLocalTime('Australia/Lord_Howe', at('2027-04-03T14:45:00Z'))).toBe(true);
+    expect(isRepeatedLocalTime('Australia/Lord_Howe', at('2027-04-03T14:15:00Z'))).toBe(false);
   });
 });

@@ -1,5 +1,5 @@
 import { cancelLinkFor, formatAddress } from '../../booking/booking.view.js';
-import { formatPattern } from '../../booking/date-pattern.js';
+import { formatPattern, formatZoned } from '../../booking/date-pattern.js';
 import type { Context } from '../../kernel/context.js';
 import type { MailJob } from '../../kernel/jobs.js';
 import type { Location } from '../../kernel/address.js';
@@ -162,7 +162,7 @@ export function formatWhen(appointment: Pick<MailAppointment, 'start' | 'end'>, 
   const w = WORDS[language];
   const day = (date: Date) => formatPattern(date, 'yyyy-MM-dd', timeZone);
   const endPattern = day(appointment.start) === day(appointment.end) ? w.timePattern : w.dayAndTimePattern;
-  return `${formatPattern(appointment.start, w.datePattern, timeZone, language)} – ${formatPattern(appointment.end, endPattern, timeZone, language)} (${timeZone})`;
+  return `${formatZoned(appointment.start, w.datePattern, timeZone, language)} – ${formatZoned(appointment.end, endPattern, timeZone, language)} (${timeZone})`;
 }
 
 /** The appointment's name: its own product name, else the product's; null when it has neither. */
@@ -171,7 +171,7 @@ export const appointmentTitle = (appointment: Pick<MailAppointment, 'productName
 /** Short description used in subjects: "Agent, 01.03.2027 10:00". */
 export function subjectFacts(data: ParticipationMail, language: MailLanguage): string {
   const pattern = language === 'de' ? "dd.MM.yyyy, HH:mm 'Uhr'" : 'd MMM yyyy, HH:mm';
-  return `${data.resource.publicName}, ${formatPattern(data.appointment.start, pattern, data.provider.timeZone, language)}`;
+  return `${data.resource.publicName}, ${formatZoned(data.appointment.start, pattern, data.provider.timeZone, language)}`;
 }
 
 /** What, with whom, when and where: the rows every participation mail shows. */
