@@ -250,6 +250,9 @@ const APPOINTMENT_VIEW_SELECT = `select a.id, a.reference, a.accept_bookings as 
 /** An appointment view read by readAppointmentViews, with the timeslot the appointment was made from. */
 export interface AppointmentViewRead<P extends ParticipationView> {
   timeslotId: string | null;
+  /** Its period, as instants. */
+  startMs: number;
+  endMs: number;
   view: AppointmentView<P>;
 }
 
@@ -269,12 +272,10 @@ export async function readAppointmentViews<P extends ParticipationView>(
   const now = ctx.clock.now();
   return rows.map((row) => {
     const participations = row.participations.map((p) => ({ ...p, createdAt: new Date(p.createdAt), expiresAt: p.expiresAt === null ? null : new Date(p.expiresAt) }));
-    const view = appointmentViewOf(
-      { ...row, start: new Date(row.start), end: new Date(row.end) },
-      row,
-      visibleParticipations(participations, now).map((p) => participationView(p, row.reference)),
-    );
-    return { timeslotId: row.timeslotId, view };
+    const start = new Date(row.start);
+    const end = new Date(row.end);
+    const view = appointmentViewOf({ ...row, start, end }, row, visibleParticipations(participations, now).map((p) => participationView(p, row.reference)));
+    return { timeslotId: row.timeslotId, startMs: start.getTime(), endMs: end.getTime(), view };
   });
 }
 

@@ -102,7 +102,10 @@ const TIMESLOT_KEYSET: Keyset = {
 
 export interface TimeslotWithAppointments<P extends ParticipationView = ParticipationView> {
   timeslot: Timeslot;
-  /** The views of the appointments made from it, by start. */
+  /**
+   * The views of the appointments made from it and of the CRM's appointments
+   * of its resource (made without timeslot) that overlap it, by start.
+   */
   appointments: AppointmentView<P>[];
 }
 
@@ -116,7 +119,7 @@ export interface TimeslotQuery {
 
 /**
  * A resource's timeslots overlapping [from, to), by start, each with the
- * views of the appointments already made from it (participations shaped by
+ * views of its appointments (see TimeslotWithAppointments; participations shaped by
  * `participationView`): all of them, or with `page` one page of them
  * (`first` 1..TIMESLOT_PAGE_MAX).
  */
@@ -150,19 +153,36 @@ export async function listTimeslots<P extends ParticipationView>(
   return { ...found, edges: found.edges.map((edge, i) => ({ cursor: edge.cursor, node: withThem[i]! })) };
 }
 
-/** The timeslots with the views of their appointments, read in one statement. */
+/**
+ * The timeslots (of one resource) with the views of their appointments, read
+ * in one statement: those made from each timeslot, and the CRM's
+ * appointments of the resource without timeslot, with every timeslot they
+ * overlap (they take its slots as much as the others do).
+ */
 async function withAppointments<P extends ParticipationView>(
   ctx: Context,
   timeslots: Timeslot[],
   participationView: ParticipationViewOfRow<P>,
 ): Promise<TimeslotWithAppointments<P>[]> {
-  const read = timeslots.length ? await readAppointmentViews(ctx, 'a.timeslot_id = any(?::uuid[])', [timeslots.map((t) => t.id)], participationView) : [];
+  if (!timeslots.length) return [];
+  const resourceId = timeslots[0]!.resource.id;
+  const earliest = new Date(Math.min(...timeslots.map((t) => t.start.getTime())));
+  const latest = new Date(Math.max(...timeslots.map((t) => t.end.getTime())));
+  const read = await readAppointmentViews(
+    ctx,
+    `(a.timeslot_id = any(?::uuid[]) or (a.timeslot_id is null and a.resource_id = ? and a.start < ? and a."end" > ?))`,
+    [timeslots.map((t) => t.id), resourceId, latest, earliest],
+    participationView,
+  );
   const byTimeslot = new Map<string, AppointmentView<P>[]>();
-  for (const { timeslotId, view } of read) {
-    if (!timeslotId) continue;
+  const add = (timeslotId: string, view: AppointmentView<P>) => {
     const views = byTimeslot.get(timeslotId);
     if (views) views.push(view);
     else byTimeslot.set(timeslotId, [view]);
+  };
+  for (const { timeslotId, startMs, endMs, view } of read) {
+    if (timeslotId) add(timeslotId, view);
+    else for (const t of timeslots) if (startMs < t.end.getTime() && endMs > t.start.getTime()) add(t.id, view);
   }
   return timeslots.map((timeslot) => ({ timeslot, appointments: byTimeslot.get(timeslot.id) ?? [] }));
 }

@@ -230,6 +230,27 @@ describe('scheduling: timeslots (REST)', () => {
       const listed = (await f.api.get(`${f.base}/appointments?resourceRef=${enc(resourceRef)}`)).body;
       expect(first.appointments).toEqual(listed.filter((x: { reference: string }) => x.reference === booked.reference));
     });
+
+    it('shows the CRM’s own appointments of the resource with every timeslot they overlap', async () => {
+      const resourceRef = await freshResource();
+      const a = timeslot({ resourceReference: resourceRef, start: '2027-06-08T08:00', end: '2027-06-08T12:00' });
+      const b = timeslot({ resourceReference: resourceRef, start: '2027-06-08T12:00', end: '2027-06-08T16:00' });
+      await createTimeslots(a, b);
+      const appointment = async (start: string, end: string) => {
+        const reference = `crm-${unique()}@test`;
+        const res = await f.api.post(`${f.base}/appointments`, { reference, start, end, resourceReference: resourceRef, productReference: f.productRef, capacity: 2 });
+        expect(res.status, res.text).toBe(201);
+        return reference;
+      };
+      const inA = await appointment('2027-06-08T09:00', '2027-06-08T10:00');
+      const across = await appointment('2027-06-08T11:30', '2027-06-08T12:30');
+      await appointment('2027-06-08T17:00', '2027-06-08T18:00');
+      const res = await f.api.get(listPath(resourceRef, '?from=2027-06-08T00:00&to=2027-06-09T00:00'));
+      expect(res.status).toBe(200);
+      const references = (t: { appointments: { reference: string }[] }) => t.appointments.map((x) => x.reference);
+      expect(res.body.map(references)).toEqual([[inA, across], [across]]);
+      expect(res.body[0].appointments[0]).toMatchObject({ reference: inA, start: '2027-06-08T07:00:00Z', end: '2027-06-08T08:00:00Z', capacity: 2, state: 'ACTIVE' });
+    });
   });
 
   describe('update', () => {

@@ -61,7 +61,7 @@ const toTimeslotType = (timeslot: Timeslot, appointments?: AppointmentView<Parti
 /** Timeslots, appointments and series, participations and customers; every operation needs the CRM key. */
 @Resolver()
 export class SchedulingResolver {
-  @Query(() => TimeslotConnection, { description: 'A page of a resource’s timeslots overlapping [from, to), by start, with the appointments made from them.' })
+  @Query(() => TimeslotConnection, { description: 'A page of a resource’s timeslots overlapping [from, to), by start, with their appointments: those made from them and the CRM’s own appointments of the resource that overlap them.' })
   async timeslots(
     @Ctx() ctx: Context,
     @Arg('providerReference', () => String) providerReference: string,
