@@ -46,6 +46,9 @@ const TEXT = {
     done: 'Ihr Termin wurde abgesagt.',
     gone: 'Dieser Termin ist bereits abgesagt oder kann nicht mehr abgesagt werden.',
     invalid: 'Dieser Link ist ungültig oder abgelaufen.',
+    // A request the provider has not confirmed yet is withdrawn, as the request mail's link says.
+    requestTitle: 'Anfrage zurückziehen',
+    requestAsk: 'Möchten Sie Ihre Anfrage für diesen Termin zurückziehen?',
   },
   en: {
     title: 'Cancel appointment',
@@ -54,6 +57,8 @@ const TEXT = {
     done: 'Your appointment has been cancelled.',
     gone: 'This appointment is already cancelled or can no longer be cancelled.',
     invalid: 'This link is invalid or has expired.',
+    requestTitle: 'Withdraw request',
+    requestAsk: 'Do you want to withdraw your request for this appointment?',
   },
 };
 
@@ -72,7 +77,9 @@ async function page(ctx: Context, load: () => Promise<CancelLinkTarget>, mode: '
   const summary = `<p><strong>${escapeHtml(appointment.resource.publicName)}</strong><br>${escapeHtml(when)}</p>`;
   if (mode === 'done') return { status: 200, html: layout(text.title, `${summary}<p>${participation.state === 'CANCELED' ? text.done : text.gone}</p>`) };
   if (!target.cancellable) return { status: 200, html: layout(text.title, `${summary}<p>${text.gone}</p>`) };
-  return { status: 200, html: layout(text.title, `${summary}<p>${text.ask}</p><form method="post"><button type="submit">${text.button}</button></form>`) };
+  const request = participation.state === 'REQUESTED';
+  const [title, ask] = request ? [text.requestTitle, text.requestAsk] : [text.title, text.ask];
+  return { status: 200, html: layout(title, `${summary}<p>${ask}</p><form method="post"><button type="submit">${request ? text.requestTitle : text.button}</button></form>`) };
 }
 
 function layout(title: string, body: string): string {

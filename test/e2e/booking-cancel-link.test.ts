@@ -1,6 +1,6 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { setupBookable } from '../support/booking-fixtures.js';
-import { book, bookablesOf, mailTemplatesOf, participationsOf, upcoming } from '../support/booking-flow.js';
+import { book, bookablesOf, mailTemplatesOf, participationsOf, setChannel, upcoming } from '../support/booking-flow.js';
 import { startTestApp, type TestApp } from '../support/harness.js';
 import type { ApiClient } from '../support/http.js';
 
@@ -76,6 +76,17 @@ describe('booking flow: cancel link', () => {
     expect(page.headers.get('x-frame-options')).toBe('DENY');
     expect(page.headers.get('x-content-type-options')).toBe('nosniff');
     expect(page.headers.get('referrer-policy')).toBe('no-referrer');
+  });
+
+  it('a request not yet confirmed is withdrawn: the page says so', async () => {
+    const f = await setupBookable(app);
+    expect((await setChannel(f, 'RESOURCE_PUBLIC', { bookingProcess: 'REQUESTED' })).status).toBeLessThan(300);
+    const res = await book(pub, f, { locale: 'en' });
+    expect(res.status).toBe(201);
+    const page = await pub.get(pathOf(res.body.createdAppointment.cancelLink));
+    expect(page.text).toContain('<title>Withdraw request</title>');
+    expect(page.text).toContain('Do you want to withdraw your request for this appointment?');
+    expect(page.text).toContain('<button type="submit">Withdraw request</button>');
   });
 
   it('refuses a tampered link with 403', async () => {

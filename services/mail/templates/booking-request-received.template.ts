@@ -5,8 +5,10 @@ import { consumerMail, loadParticipationMail, subjectFacts } from './participati
 
 /**
  * To the consumer after a booking request (process REQUESTED, or a CRM
- * adding a REQUESTED participation): not confirmed yet, so no calendar entry;
- * the cancel link withdraws the request.
+ * adding a REQUESTED participation): not confirmed yet, so no calendar entry.
+ * Requests from the public booking flow get the cancel link, which withdraws
+ * the request; customers a CRM added cancel through the CRM, as in
+ * participation-booked (a link here would outlive the confirmation).
  */
 export async function renderBookingRequestReceived(ctx: Context, job: MailJob): Promise<RenderedMail | null> {
   const data = await loadParticipationMail(ctx, job);
@@ -22,6 +24,6 @@ export async function renderBookingRequestReceived(ctx: Context, job: MailJob): 
         : `Thank you for your request. ${provider} still has to confirm the appointment; you will get another e-mail then.`,
     ],
     quoteLabel: de ? 'Ihre Nachricht' : 'Your message',
-    link: 'withdraw',
+    link: data.participation.channelKey ? 'withdraw' : null,
   });
 }
