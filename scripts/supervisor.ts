@@ -163,9 +163,11 @@ for (const signal of ['SIGINT', 'SIGTERM'] as const) {
   });
 }
 
-// `npm start` runs this under npm and sh; a SIGTERM to npm ends sh without passing the signal on. Stop when the parent is gone.
+// `npm start` runs this under npm and sh; a SIGTERM to npm ends sh without passing the signal on. Under npm, stop when
+// the parent is gone. Started any other way (`nohup node scripts/start.mjs &`, a service manager), the end of the
+// shell that started it is no reason to stop.
 const parentPid = process.ppid;
-if (parentPid > 1) {
+if (process.env.npm_lifecycle_event && parentPid > 1) {
   const watch = setInterval(() => {
     try {
       process.kill(parentPid, 0);

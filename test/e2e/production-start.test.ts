@@ -83,9 +83,14 @@ interface Service {
   kill(): void;
 }
 
-/** Runs `node scripts/start.mjs`, what `npm start` runs, with `env` on top of this environment. */
-function startService(env: Record<string, string>): Service {
-  const supervisor = spawn(process.execPath, ['scripts/start.mjs'], {
+/**
+ * Runs `node scripts/start.mjs`, what `npm start` runs, with `env` on top of
+ * this environment; with `viaShell`, under a shell that waits for it (the
+ * returned `supervisor` is then that shell).
+ */
+function startService(env: Record<string, string>, viaShell = false): Service {
+  const [command, args] = viaShell ? ['sh', ['-c', `"${process.execPath}" scripts/start.mjs; true`]] : [process.execPath, ['scripts/start.mjs']];
+  const supervisor = spawn(command, args, {
     cwd: ROOT,
     env: { ...process.env, REDIS_URL: TEST_REDIS_URL, QUEUE_PREFIX: unique('cluster'), LOG_LEVEL: 'info', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -234,4 +239,47 @@ describe('npm start: compiled supervisor with GATEWAY_PROCESSES=2 and a worker',
     }
     expect(logged('stopped', 'supervisor')).toMatchObject([{ exitCode: 0 }]);
   });
+});
+
+describe('npm start and the shell that started it', () => {
+  let database: Awaited<ReturnType<typeof isolatedDatabase>>;
+  const services: Service[] = [];
+
+  beforeAll(async () => {
+    database = await isolatedDatabase('parent');
+  });
+  afterAll(async () => {
+    for (const service of services) service.kill();
+    await database?.drop();
+  });
+
+  /** Starts the service under a shell, waits for its gateway, kills the shell; answers the supervisor's pid. */
+  async function orphaned(env: Record<string, string>): Promise<{ service: Service; pid: number }> {
+    const service = startService({ DATABASE_URL: database.url, PORT: '0', GATEWAY_PROCESSES: '1', WORKER_HEALTH_PORT: '0', ...env }, true);
+    services.push(service);
+    await service.until('the gateway', () => service.logged('gateway listening').length === 1);
+    const pid = service.logged('starting', 'supervisor')[0]!.pid!;
+    service.supervisor.kill('SIGKILL');
+    await service.exited;
+    return { service, pid };
+  }
+
+  it('started by hand (nohup node scripts/start.mjs &), it outlives the shell', async () => {
+    const { service, pid } = await orphaned({ npm_lifecycle_event: '' });
+    await new Promise((resolve) => setTimeout(resolve, 2_500));
+    expect(alive(pid)).toBe(true);
+    expect(service.logged('shutting down', 'supervisor')).toEqual([]);
+    process.kill(pid, 'SIGTERM');
+    const deadline = Date.now() + 20_000;
+    while (alive(pid) && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(alive(pid)).toBe(false);
+  }, 60_000);
+
+  it('under npm, it stops once npm’s shell is gone (a SIGTERM to npm is not passed on)', async () => {
+    const { service, pid } = await orphaned({ npm_lifecycle_event: 'start' });
+    const deadline = Date.now() + 20_000;
+    while (alive(pid) && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(alive(pid)).toBe(false);
+    expect(service.logged('shutting down', 'supervisor')).toMatchObject([{ signal: 'parent gone' }]);
+  }, 60_000);
 });
