@@ -275,6 +275,24 @@ describe('npm start and the shell that started it', () => {
     expect(alive(pid)).toBe(false);
   }, 60_000);
 
+  it('a SIGTERM to every process at once (Ctrl-C, a kill of the process group) is a clean stop in production: every exit code 0', async () => {
+    // NODE_ENV=production: Apollo's own signal handler, off under NODE_ENV=test, raised the signal again (exit code 1).
+    const service = startService({
+      DATABASE_URL: database.url,
+      PORT: '0',
+      GATEWAY_PROCESSES: '2',
+      WORKER_HEALTH_PORT: '0',
+      NODE_ENV: 'production',
+      LINK_SIGNING_SECRET: 'a-secret-of-the-production-start-test-0123456789',
+    });
+    services.push(service);
+    await service.until('two gateways and the worker', () => service.logged('gateway listening').length === 2 && service.logged('worker started', 'worker').length === 1);
+    const pids = [service.supervisor.pid!, ...service.logged('gateway listening').map((line) => line.pid!), service.logged('worker started', 'worker')[0]!.pid!];
+    for (const pid of pids) process.kill(pid, 'SIGTERM');
+    expect(await service.exited).toEqual({ code: 0, signal: null });
+    expect(service.logged('process stopped', 'supervisor').map((line) => line.exit)).toEqual([0, 0, 0]);
+  }, 60_000);
+
   it('under npm, it stops once npm’s shell is gone (a SIGTERM to npm is not passed on)', async () => {
     const { service, pid } = await orphaned({ npm_lifecycle_event: 'start' });
     const deadline = Date.now() + 20_000;
