@@ -253,14 +253,19 @@ export async function createGateway(deps: GatewayDeps): Promise<Gateway> {
 /**
  * An operation refused by the public flow's limits answers 429 with
  * Retry-After, as its REST twin does (the errors carry RATE_LIMITED and
- * `extensions.retryAfter`).
+ * `extensions.retryAfter`). Not when another field of the request has data
+ * (several mutations, one of them limited): that answer carries results the
+ * client must read, so it stays 200 with the errors, as GraphQL over HTTP
+ * answers partial results.
  */
 const rateLimitedStatus: ApolloServerPlugin = {
   requestDidStart: async () => ({
     willSendResponse: async ({ response }) => {
       if (response.body.kind !== 'single') return;
-      const limited = response.body.singleResult.errors?.filter((error) => error.extensions?.code === 'RATE_LIMITED') ?? [];
+      const { data, errors } = response.body.singleResult;
+      const limited = errors?.filter((error) => error.extensions?.code === 'RATE_LIMITED') ?? [];
       if (!limited.length) return;
+      if (data && Object.values(data).some((value) => value !== null && value !== undefined)) return;
       const seconds = Math.max(...limited.map((error) => Number(error.extensions?.retryAfter ?? 1)));
       response.http.status = 429;
       response.http.headers.set('retry-after', String(seconds));

@@ -97,6 +97,27 @@ describe('public flow limits behind one trusted proxy (TRUST_PROXY=1)', () => {
     }
   });
 
+  it('GraphQL: four reservations in one request against a cap of 3 answer the three holds made, and the fourth’s RATE_LIMITED (200)', async () => {
+    const f = await setupBookable(app, { slots: 4, capacity: 1 });
+    const client = asClient('203.0.113.40');
+    const field = (alias: string, i: number) => {
+      const { from, to } = slotOf(f, i);
+      return `${alias}: reserveAppointment(ref: "${f.resourceUuid}", input: { timeslotUuid: "${f.timeslotUuid}", productUuid: "${f.productUuid}", from: "${from}", to: "${to}" }) { participation { customerUuid state } }`;
+    };
+    const res = await app.anonymous.request('POST', '/graphql', { query: `mutation { ${['a', 'b', 'c', 'd'].map(field).join(' ')} }` }, client);
+    // Three holds were made: the answer must give the client their placeholder ids, so it is no 429 with data null.
+    expect(res.status, res.text).toBe(200);
+    for (const alias of ['a', 'b', 'c']) expect(res.body.data[alias].participation).toMatchObject({ customerUuid: expect.any(String), state: 'RESERVED' });
+    expect(res.body.data.d).toBeNull();
+    expect(res.body.errors).toMatchObject([{ path: ['d'], extensions: { code: 'RATE_LIMITED' } }]);
+    expect(await liveHoldsOf(app, f)).toEqual([{ client_ip: '203.0.113.40', n: 3 }]);
+    // Alone, the refused reservation is a 429 with Retry-After, as in REST.
+    const alone = await app.anonymous.request('POST', '/graphql', { query: `mutation { ${field('e', 3)} }` }, client);
+    expect(alone.status).toBe(429);
+    expect(alone.body).toMatchObject({ data: { e: null }, errors: [{ extensions: { code: 'RATE_LIMITED' } }] });
+    expect(Number(alone.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
+  });
+
   it('re-reserving every few seconds is stopped by the reservation rate per client and resource', async () => {
     const f = await setupBookable(app, { slots: 14, capacity: 5 });
     const client = asClient('203.0.113.8');

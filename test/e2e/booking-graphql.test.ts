@@ -149,6 +149,25 @@ describe('booking flow: GraphQL', () => {
     expect(codeOf(unknown)).toBe('NOT_FOUND');
   });
 
+  it('several bookings in one request: one refused does not hide the one made (its cancel link is answered)', async () => {
+    const f = await setupBookable(app, { slots: 2 });
+    const input = (i: number, extra: Record<string, unknown>) => {
+      const from = new Date(Date.parse(f.slot.from) + i * 30 * 60_000).toISOString();
+      const to = new Date(Date.parse(from) + 30 * 60_000).toISOString();
+      return { start: from, end: to, timeslotUuid: f.timeslotUuid, productUuid: f.productUuid, email: `${unique('two')}@example.com`, firstname: 'Two', lastname: 'Bookings', ...extra };
+    };
+    const query = `mutation ($ref: String!, $one: ConsumerBookingInput!, $two: ConsumerBookingInput!) {
+      one: createAppointmentWithConsumer(ref: $ref, input: $one) { appointmentUuid cancelLink }
+      two: createAppointmentWithConsumer(ref: $ref, input: $two) { appointmentUuid cancelLink }
+    }`;
+    const res = await pub.graphql(query, { ref: f.resourceUuid, one: input(0, {}), two: input(1, { mobile: 'call me' }) });
+    expect(res.status).toBe(200);
+    expect(res.body.data.one).toMatchObject({ appointmentUuid: expect.any(String), cancelLink: expect.stringContaining('/cancel/') });
+    expect(res.body.data.two).toBeNull();
+    expect(res.body.errors).toMatchObject([{ path: ['two'], extensions: { code: 'VALIDATION_FAILED' } }]);
+    expect((await participationsOf(app, res.body.data.one.appointmentUuid)).map((p) => p.state)).toEqual(['BOOKED']);
+  });
+
   it('activeProducts and publicData need refs or tslRefs and answer the REST shapes', async () => {
     const f = await setupBookable(app);
     const timed = await addProduct(f, { leadTimeMinutes: 5 });

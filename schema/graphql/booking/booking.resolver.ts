@@ -86,7 +86,7 @@ export class BookingResolver {
     return { groups: result.groups.map(([key, bookables]) => ({ key, bookables: bookables.map(toBookableType) })), publicVisible: result.publicVisible };
   }
 
-  @Mutation(() => ReserveAppointmentPayload, { description: 'Holds one place for 3 minutes (REST POST /rest/1/resources/:ref/reserve_appointment).' })
+  @Mutation(() => ReserveAppointmentPayload, { nullable: true, description: 'Holds one place for 3 minutes (REST POST /rest/1/resources/:ref/reserve_appointment).' })
   async reserveAppointment(
     @Ctx() ctx: Context,
     @Arg('ref', () => String) ref: string,
@@ -100,7 +100,7 @@ export class BookingResolver {
     return camelKeys(toReserveView(result));
   }
 
-  @Mutation(() => CreatedAppointmentType, { description: 'Completes a booking with the consumer’s data (REST POST /resources/:ref/create_appointment_with_consumer).' })
+  @Mutation(() => CreatedAppointmentType, { nullable: true, description: 'Completes a booking with the consumer’s data (REST POST /resources/:ref/create_appointment_with_consumer).' })
   async createAppointmentWithConsumer(
     @Ctx() ctx: Context,
     @Arg('ref', () => String) ref: string,
@@ -143,7 +143,7 @@ export class BookingResolver {
     return listChannels(ctx, providerReference, resourceReference);
   }
 
-  @Mutation(() => BookingChannelType, { description: 'Changes the given settings of one booking channel of a resource (CRM key required).' })
+  @Mutation(() => BookingChannelType, { nullable: true, description: 'Changes the given settings of one booking channel of a resource (CRM key required).' })
   async saveBookingChannel(
     @Ctx() ctx: Context,
     @Arg('providerReference', () => String) providerReference: string,

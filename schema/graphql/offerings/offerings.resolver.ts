@@ -36,7 +36,7 @@ export class OfferingsResolver {
     return (await listProducts(ctx, providerReference)).map(toProductView);
   }
 
-  @Mutation(() => CreateProductPayload, { description: 'Creates a product, or updates the one with the same reference.' })
+  @Mutation(() => CreateProductPayload, { nullable: true, description: 'Creates a product, or updates the one with the same reference.' })
   async createProduct(
     @Ctx() ctx: Context,
     @Arg('providerReference', () => String) providerReference: string,
@@ -61,7 +61,7 @@ export class OfferingsResolver {
     return resource && toResourceDetailsView(resource);
   }
 
-  @Mutation(() => SaveResourcePayload, { description: 'Creates a resource, or updates it (onDuplicateRaise: fails with a 400 code instead).' })
+  @Mutation(() => SaveResourcePayload, { nullable: true, description: 'Creates a resource, or updates it (onDuplicateRaise: fails with a 400 code instead).' })
   async saveResource(
     @Ctx() ctx: Context,
     @Arg('providerReference', () => String) providerReference: string,
@@ -72,7 +72,7 @@ export class OfferingsResolver {
     return { resource: toResourceDetailsView(resource), created };
   }
 
-  @Mutation(() => ResourceType, { description: 'Changes only the fields given.' })
+  @Mutation(() => ResourceType, { nullable: true, description: 'Changes only the fields given.' })
   async updateResource(
     @Ctx() ctx: Context,
     @Arg('providerReference', () => String) providerReference: string,
@@ -82,7 +82,7 @@ export class OfferingsResolver {
     return toResourceDetailsView(await updateResource(ctx, providerReference, reference, plain(input)));
   }
 
-  @Mutation(() => Boolean, { description: 'Deletes a resource; with ignoreFutureAppointments its future appointments are cancelled.' })
+  @Mutation(() => Boolean, { nullable: true, description: 'Deletes a resource; with ignoreFutureAppointments its future appointments are cancelled.' })
   async deleteResource(
     @Ctx() ctx: Context,
     @Arg('providerReference', () => String) providerReference: string,
@@ -99,7 +99,7 @@ export class OfferingsResolver {
     return profile && toContactProfileView(profile);
   }
 
-  @Mutation(() => ContactProfileType, { description: "Creates or replaces a user's general contact profile." })
+  @Mutation(() => ContactProfileType, { nullable: true, description: "Creates or replaces a user's general contact profile." })
   async saveGeneralContactProfile(
     @Ctx() ctx: Context,
     @Arg('userReference', () => String) userReference: string,
@@ -118,7 +118,7 @@ export class OfferingsResolver {
     return profile && toContactProfileView(profile);
   }
 
-  @Mutation(() => SaveContactProfilePayload, { description: 'Creates or updates a provider-specific contact profile.' })
+  @Mutation(() => SaveContactProfilePayload, { nullable: true, description: 'Creates or updates a provider-specific contact profile.' })
   async saveContactProfile(
     @Ctx() ctx: Context,
     @Arg('providerReference', () => String) providerReference: string,

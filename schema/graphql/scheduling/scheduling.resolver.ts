@@ -75,7 +75,7 @@ export class SchedulingResolver {
     return toConnection(found, ({ timeslot, appointments }) => toTimeslotType(timeslot, appointments));
   }
 
-  @Mutation(() => [TimeslotType], { description: 'Creates a batch of timeslots, all or none.' })
+  @Mutation(() => [TimeslotType], { nullable: true, description: 'Creates a batch of timeslots, all or none.' })
   async createTimeslots(
     @Ctx() ctx: Context,
     @Arg('providerReference', () => String) providerReference: string,
@@ -85,7 +85,7 @@ export class SchedulingResolver {
     return created.map((timeslot) => toTimeslotType(timeslot));
   }
 
-  @Mutation(() => TimeslotType, { description: 'Changes only the fields given.' })
+  @Mutation(() => TimeslotType, { nullable: true, description: 'Changes only the fields given.' })
   async updateTimeslot(
     @Ctx() ctx: Context,
     @Arg('providerReference', () => String) providerReference: string,
@@ -95,7 +95,7 @@ export class SchedulingResolver {
     return toTimeslotType(await updateTimeslot(ctx, providerReference, reference, plain(input)));
   }
 
-  @Mutation(() => Boolean, { description: 'Deletes a timeslot; refused (HAS_ACTIVE_APPOINTMENTS) while an appointment made from it is not cancelled.' })
+  @Mutation(() => Boolean, { nullable: true, description: 'Deletes a timeslot; refused (HAS_ACTIVE_APPOINTMENTS) while an appointment made from it is not cancelled.' })
   async deleteTimeslot(
     @Ctx() ctx: Context,
     @Arg('providerReference', () => String) providerReference: string,
@@ -127,7 +127,7 @@ export class SchedulingResolver {
     return toConnection(found, appointmentTypeOf);
   }
 
-  @Mutation(() => AppointmentType, { description: 'Creates a single appointment.' })
+  @Mutation(() => AppointmentType, { nullable: true, description: 'Creates a single appointment.' })
   async createAppointment(
     @Ctx() ctx: Context,
     @Arg('providerReference', () => String) providerReference: string,
@@ -138,7 +138,7 @@ export class SchedulingResolver {
     return toAppointmentType(result.appointment, ctx.clock.now());
   }
 
-  @Mutation(() => AppointmentSeriesType, { description: 'Creates a series of appointments from series_data.' })
+  @Mutation(() => AppointmentSeriesType, { nullable: true, description: 'Creates a series of appointments from series_data.' })
   async createAppointmentSeries(
     @Ctx() ctx: Context,
     @Arg('providerReference', () => String) providerReference: string,
@@ -150,7 +150,7 @@ export class SchedulingResolver {
     return { seriesId: result.seriesId, appointments: result.appointments.map((appointment) => toAppointmentType(appointment, now)) };
   }
 
-  @Mutation(() => Int, { description: 'Deletes an appointment, or every appointment of a series, informing nobody; returns how many.' })
+  @Mutation(() => Int, { nullable: true, description: 'Deletes an appointment, or every appointment of a series, informing nobody; returns how many.' })
   async deleteAppointmentsWithoutNotification(
     @Ctx() ctx: Context,
     @Arg('providerReference', () => String) providerReference: string,
@@ -160,7 +160,7 @@ export class SchedulingResolver {
     return deleteAppointmentsSilently(ctx, providerReference, { appointmentReference, seriesId });
   }
 
-  @Mutation(() => AppointmentType, { description: 'Cancels an appointment and e-mails every participant (with the message).' })
+  @Mutation(() => AppointmentType, { nullable: true, description: 'Cancels an appointment and e-mails every participant (with the message).' })
   async cancelAppointment(
     @Ctx() ctx: Context,
     @Arg('providerReference', () => String) providerReference: string,
@@ -171,7 +171,7 @@ export class SchedulingResolver {
     return toAppointmentType(appointment, ctx.clock.now());
   }
 
-  @Mutation(() => CreateParticipationPayload, { description: 'Adds a customer to an appointment; an existing reference is updated unless onDuplicateRaise.' })
+  @Mutation(() => CreateParticipationPayload, { nullable: true, description: 'Adds a customer to an appointment; an existing reference is updated unless onDuplicateRaise.' })
   async createParticipation(
     @Ctx() ctx: Context,
     @Arg('providerReference', () => String) providerReference: string,
@@ -184,7 +184,7 @@ export class SchedulingResolver {
     return { participation: toParticipationNode(participation), created };
   }
 
-  @Mutation(() => ParticipationType, { description: 'Changes a participation’s state by the transition table.' })
+  @Mutation(() => ParticipationType, { nullable: true, description: 'Changes a participation’s state by the transition table.' })
   async updateParticipationState(
     @Ctx() ctx: Context,
     @Arg('providerReference', () => String) providerReference: string,
@@ -206,7 +206,7 @@ export class SchedulingResolver {
     return customer ? toCustomerView(customer) : null;
   }
 
-  @Mutation(() => CreateCustomerPayload, { description: 'Creates a customer, or returns the existing one unchanged.' })
+  @Mutation(() => CreateCustomerPayload, { nullable: true, description: 'Creates a customer, or returns the existing one unchanged.' })
   async createCustomer(
     @Ctx() ctx: Context,
     @Arg('providerReference', () => String) providerReference: string,
@@ -216,7 +216,7 @@ export class SchedulingResolver {
     return { customer: toCustomerView(customer), created };
   }
 
-  @Mutation(() => CustomerType, { description: 'Changes only the fields given; the reference may change.' })
+  @Mutation(() => CustomerType, { nullable: true, description: 'Changes only the fields given; the reference may change.' })
   async updateCustomer(
     @Ctx() ctx: Context,
     @Arg('providerReference', () => String) providerReference: string,
@@ -226,7 +226,7 @@ export class SchedulingResolver {
     return toCustomerView(await updateCustomer(ctx, providerReference, reference, plain(input)));
   }
 
-  @Mutation(() => Boolean, { description: 'Erases a customer; with ignoreFutureAppointments it is first removed from future appointments and informed.' })
+  @Mutation(() => Boolean, { nullable: true, description: 'Erases a customer; with ignoreFutureAppointments it is first removed from future appointments and informed.' })
   async deleteCustomer(
     @Ctx() ctx: Context,
     @Arg('providerReference', () => String) providerReference: string,

@@ -28,7 +28,7 @@ export class SetupResolver {
     return user && toUserView(user);
   }
 
-  @Mutation(() => CreateUserPayload, { description: 'Creates or returns a user (spec rules 1-4 of create user).' })
+  @Mutation(() => CreateUserPayload, { nullable: true, description: 'Creates or returns a user (spec rules 1-4 of create user).' })
   async createUser(@Ctx() ctx: Context, @Arg('input', () => CreateUserInput) input: CreateUserInput): Promise<CreateUserPayload> {
     const { user, outcome } = await createUser(ctx, plain(input));
     return { user: toUserView(user), created: outcome === 'created', outcome };
@@ -40,7 +40,7 @@ export class SetupResolver {
     return account && toAccountView(account);
   }
 
-  @Mutation(() => CreateAccountPayload, { description: 'Creates an account, or returns the existing one unchanged.' })
+  @Mutation(() => CreateAccountPayload, { nullable: true, description: 'Creates an account, or returns the existing one unchanged.' })
   async createAccount(@Ctx() ctx: Context, @Arg('input', () => CreateAccountInput) input: CreateAccountInput): Promise<CreateAccountPayload> {
     const { account, created } = await createAccount(ctx, plain(input));
     return { account: toAccountView(account), created };
@@ -52,7 +52,7 @@ export class SetupResolver {
     return provider && toProviderView(provider);
   }
 
-  @Mutation(() => CreateProviderPayload, { description: 'Creates a provider; its owner becomes staff.' })
+  @Mutation(() => CreateProviderPayload, { nullable: true, description: 'Creates a provider; its owner becomes staff.' })
   async createProvider(@Ctx() ctx: Context, @Arg('input', () => CreateProviderInput) input: CreateProviderInput): Promise<CreateProviderPayload> {
     const { provider, created } = await createProvider(ctx, plain(input));
     return { provider: toProviderView(provider), created };
@@ -63,7 +63,7 @@ export class SetupResolver {
     return (await listStaff(ctx, providerReference)).map(toUserView);
   }
 
-  @Mutation(() => UserType, { description: "Adds a user of the same CRM to a provider's staff." })
+  @Mutation(() => UserType, { nullable: true, description: "Adds a user of the same CRM to a provider's staff." })
   async addStaffMember(
     @Ctx() ctx: Context,
     @Arg('providerReference', () => String) providerReference: string,
@@ -72,7 +72,7 @@ export class SetupResolver {
     return toUserView((await addStaff(ctx, providerReference, { userReference })).user);
   }
 
-  @Mutation(() => Boolean, { description: "Removes a user from a provider's staff; the owner stays." })
+  @Mutation(() => Boolean, { nullable: true, description: "Removes a user from a provider's staff; the owner stays." })
   async removeStaffMember(
     @Ctx() ctx: Context,
     @Arg('providerReference', () => String) providerReference: string,
