@@ -21,7 +21,8 @@ for (const [network, prefix] of [['::', 127], ['fc00::', 7], ['fe80::', 10]] as 
 
 /** Whether a URL's host is this machine or a private network by its very name (names that resolve there are not caught). */
 function namesInternalHost(hostname: string): boolean {
-  const host = hostname.replace(/^\[|\]$/g, '');
+  // `localhost.` is the same name written fully qualified (DNS roots every name in the empty label).
+  const host = hostname.replace(/^\[|\]$/g, '').replace(/\.+$/, '');
   if (host === 'localhost' || host.endsWith('.localhost')) return true;
   const family = isIP(host);
   return family !== 0 && INTERNAL_ADDRESSES.check(host, family === 4 ? 'ipv4' : 'ipv6');

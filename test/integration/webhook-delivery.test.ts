@@ -124,7 +124,7 @@ describe('webhook deliveries (services/webhooks)', () => {
     const { crmId } = await app.newCrm();
     const crm = await app.orm.em.fork().findOneOrFail(CrmIntegration, { id: crmId });
     const production = createContext({ ...root(), config: { ...app.config, production: true } }, { crm });
-    for (const url of ['http://localhost:3000/x', 'https://localhost/x', 'https://127.0.0.1/x', 'https://10.1.2.3/x', 'https://192.168.0.10/x', 'https://[::1]/x', 'https://169.254.169.254/latest', 'https://api.localhost/x']) {
+    for (const url of ['http://localhost:3000/x', 'https://localhost/x', 'https://127.0.0.1/x', 'https://10.1.2.3/x', 'https://192.168.0.10/x', 'https://[::1]/x', 'https://169.254.169.254/latest', 'https://api.localhost/x', 'https://localhost./x', 'https://foo.localhost../x']) {
       await expect(createWebhook(production, { url, events: ['hold.expired'] }), url).rejects.toThrow(/url must/);
     }
     const { webhook } = await createWebhook(production, { url: 'https://203.0.113.7/hooks', events: ['hold.expired', 'hold.expired'] });
