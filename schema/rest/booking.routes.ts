@@ -48,6 +48,7 @@ export const bookingRoutes: Route[] = [
         204: { description: 'nothing bookable', headers: { 'X-Cache': 'HIT or MISS' } },
         304: { description: 'not modified (If-None-Match)' },
       },
+      errors: { 404: 'unknown resource' },
     },
     async handle(ctx, req) {
       const answer = await renderedUpcomingBookables(

@@ -2,7 +2,7 @@ import { Validator } from '@seriousme/openapi-schema-validator';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormats from 'ajv-formats';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { GATEWAY_ENDPOINTS, openApiPath } from '../../schema/rest/openapi/document.js';
+import { GATEWAY_ENDPOINTS, isPublicFlow, openApiPath } from '../../schema/rest/openapi/document.js';
 import { ROUTES } from '../../schema/rest/routes.js';
 import { setupBookable, type BookingFixture } from '../support/booking-fixtures.js';
 import { book, reserve, upcoming } from '../support/booking-flow.js';
@@ -55,7 +55,10 @@ describe('OpenAPI document and reference page', () => {
         .filter((key) => METHODS.includes(key))
         .map((method) => `${method} ${path}`),
     );
-    const served = [...ROUTES, ...GATEWAY_ENDPOINTS].map((route) => `${route.method} ${openApiPath(route.path)}`);
+    // The CORS preflight is answered for every path of the public flow (middleware, not a route of the table).
+    const preflights = [...new Set(ROUTES.filter(isPublicFlow).map((route) => route.path))].map((path) => ({ method: 'options', path }));
+    expect(preflights.map((route) => route.path)).toContain('/resources/:ref/upcoming_bookables');
+    const served = [...ROUTES, ...GATEWAY_ENDPOINTS, ...preflights].map((route) => `${route.method} ${openApiPath(route.path)}`);
     expect(new Set(served).size).toBe(served.length);
     expect(documented.sort()).toEqual(served.sort());
   });
@@ -79,6 +82,26 @@ describe('OpenAPI document and reference page', () => {
       expect(params.sort()).toEqual([...route.path.matchAll(/:(\w+)/g)].map((m) => m[1]).sort());
     }
     expect(operationIds.size).toBe(ROUTES.length);
+  });
+
+  it('documents 413 on every route with a body, 429 with Retry-After and the CORS preflight on the public flow', async () => {
+    for (const route of ROUTES) {
+      const operation = doc.paths[openApiPath(route.path)][route.method];
+      const where = `${route.method} ${route.path}`;
+      if (route.doc.body) expect(operation.responses['413'], where).toBeDefined();
+      if (isPublicFlow(route)) {
+        expect(operation.responses['429'].headers['Retry-After'], where).toBeDefined();
+        const preflight = doc.paths[openApiPath(route.path)].options;
+        expect(Object.keys(preflight.responses['200'].headers), where).toEqual(expect.arrayContaining(['Access-Control-Max-Age', 'Access-Control-Allow-Methods']));
+      } else {
+        expect(operation.responses['429'], where).toBeUndefined();
+      }
+    }
+    // What the document promises is what the preflight answers.
+    const preflight = await fetch(`${app.baseUrl}/resources/x/upcoming_bookables`, { method: 'OPTIONS', headers: { Origin: 'https://shop.example' } });
+    expect(preflight.status).toBe(200);
+    const documented = doc.paths['/resources/{ref}/upcoming_bookables'].options.responses['200'].headers;
+    for (const [name, header] of Object.entries(documented as Record<string, { schema: { const: string } }>)) expect(preflight.headers.get(name), name).toBe(header.schema.const);
   });
 
   it('describes the deliveries sent to webhook endpoints (OpenAPI 3.1 webhooks)', () => {

@@ -1,5 +1,6 @@
 import { OpenApiGeneratorV31, OpenAPIRegistry, type ResponseConfig, type RouteConfig } from '@asteasolutions/zod-to-openapi';
 import type { Route } from '../http.js';
+import { CORS_HEADERS } from '../../http-middleware.js';
 import { errorBody, healthView, webhookEventBody } from './response-schemas.js';
 import { z } from './zod-openapi.js';
 
@@ -54,6 +55,7 @@ export function buildOpenApiDocument(routes: Route[], serverUrl: string): Return
   registry.register('Error', errorBody);
   registry.register('WebhookEvent', webhookEventBody);
   for (const route of routes) registry.registerPath(toRouteConfig(route));
+  for (const path of new Set(routes.filter(isPublicFlow).map((route) => route.path))) registry.registerPath(preflightOf(path));
   registerGatewayEndpoints(registry);
   registerOutgoingWebhook(registry);
   const generator = new OpenApiGeneratorV31(registry.definitions);
@@ -73,10 +75,7 @@ export function buildOpenApiDocument(routes: Route[], serverUrl: string): Return
 
 function toRouteConfig(route: Route): RouteConfig {
   const { doc } = route;
-  const names = [...route.path.matchAll(/:([A-Za-z0-9_]+)/g)].map((match) => match[1]!);
-  const params = names.length
-    ? z.object(Object.fromEntries(names.map((name) => [name, z.string().openapi({ description: PATH_PARAMETERS[name] ?? name })])))
-    : undefined;
+  const params = pathParamsOf(route.path);
   const responses: Record<string, ResponseConfig> = {};
   for (const [status, response] of Object.entries(doc.responses)) {
     if (!response) continue;
@@ -90,9 +89,17 @@ function toRouteConfig(route: Route): RouteConfig {
     };
   }
   const errors: Record<number, string> = { 400: COMMON_ERRORS[400]!, ...(route.auth === 'crm' ? COMMON_ERRORS : {}), ...doc.errors };
+  if (doc.body) errors[413] ??= 'the body is over 1 MB';
   for (const [status, description] of Object.entries(errors)) {
     if (responses[status]) continue;
     responses[status] = { description, content: { 'application/json': { schema: errorBody } } };
+  }
+  if (isPublicFlow(route) && !responses[429]) {
+    responses[429] = {
+      description: 'a limit of the public booking flow (errorCode RATE_LIMITED)',
+      headers: { 'Retry-After': { description: 'seconds until it may be tried again', schema: { type: 'string' as const } } },
+      content: { 'application/json': { schema: errorBody } },
+    };
   }
   return {
     method: route.method,
@@ -113,8 +120,36 @@ function toRouteConfig(route: Route): RouteConfig {
   };
 }
 
+/** The consumer booking flow: no key, the public flow's limits (429), CORS with a preflight the spec documents. */
+export const isPublicFlow = (route: Pick<Route, 'auth' | 'path'>): boolean => route.auth === 'public' && /^\/(resources|rest\/1\/resources|products)\//.test(route.path);
+
+/** The CORS preflight of a public-flow path (answered for every such path, see http-middleware.ts). */
+function preflightOf(path: string): RouteConfig {
+  const params = pathParamsOf(path);
+  return {
+    method: 'options',
+    path: openApiPath(path),
+    operationId: operationId({ method: 'options', path }),
+    tags: ['Booking flow'],
+    summary: 'CORS preflight',
+    ...(params ? { request: { params } } : {}),
+    responses: {
+      200: {
+        description: 'no body; the CORS headers, with the caller’s Origin as Access-Control-Allow-Origin',
+        headers: Object.fromEntries(Object.entries(CORS_HEADERS).map(([name, value]) => [name, { description: value, schema: { type: 'string' as const, const: value } }])),
+      },
+    },
+  };
+}
+
+/** The path parameters of a route path (`:name`), described; undefined without any. */
+function pathParamsOf(path: string) {
+  const names = [...path.matchAll(/:([A-Za-z0-9_]+)/g)].map((match) => match[1]!);
+  return names.length ? z.object(Object.fromEntries(names.map((name) => [name, z.string().openapi({ description: PATH_PARAMETERS[name] ?? name })]))) : undefined;
+}
+
 /** `post /crms/:crmId/provider/:providerRef/staff` → `postCrmsProviderStaff`, unique over the table. */
-function operationId(route: Route): string {
+function operationId(route: { method: string; path: string }): string {
   const words = route.path
     .split('/')
     .filter((part) => part && !part.startsWith(':') && part !== 'crms')
