@@ -12,7 +12,7 @@ import { RateLimitedError } from '../../services/kernel/rate-limits.js';
 export function formatGraphqlError(logger: Logger) {
   return (formatted: GraphQLFormattedError, error: unknown): GraphQLFormattedError => {
     const original = unwrapResolverError(error);
-    if (original instanceof GraphQLError && !(original.originalError instanceof Error)) return formatted;
+    if (original instanceof GraphQLError && !(original.originalError instanceof Error)) return withoutSuggestions(formatted);
     if (original instanceof DomainError || !(original instanceof GraphQLError)) {
       const domainError = toDomainError(original);
       if (domainError.code === 'INTERNAL') {
@@ -30,8 +30,19 @@ export function formatGraphqlError(logger: Logger) {
         },
       };
     }
-    return formatted;
+    return withoutSuggestions(formatted);
   };
+}
+
+/**
+ * graphql-js names the closest schema names in its errors ("Did you mean the
+ * enum value \"BOOKED\"?"), which would list the schema piece by piece where
+ * introspection is off. graphql-armor hides field suggestions; this hides
+ * the others (enum values, types, arguments) the same way.
+ */
+function withoutSuggestions(formatted: GraphQLFormattedError): GraphQLFormattedError {
+  if (!/Did you mean/.test(formatted.message)) return formatted;
+  return { ...formatted, message: formatted.message.replace(/\s*Did you mean[\s\S]*$/, ' [Suggestion hidden]') };
 }
 
 /**

@@ -184,6 +184,10 @@ describe('GraphQL document limits (graphql-armor)', () => {
     const res = await post('{ upcomingBookable(ref: "x") { publicVisible } }');
     expect(res.status).toBe(400);
     expect(res.text).not.toMatch(/Did you mean/i);
+    // Nor enum values: a typo in a literal or a variable names none of them.
+    const literal = await post('{ bookableKinds: upcomingBookables(ref: "x", channelKey: RESOURCE_PUBLI) { publicVisible } }');
+    expect(literal.status).toBe(400);
+    expect(literal.text).not.toMatch(/Did you mean|RESOURCE_PUBLIC"/);
     const failing = await post('{ upcomingBookables(ref: "no-such-resource") { publicVisible } }');
     expect(failing.body.errors[0].extensions.code).toBe('NOT_FOUND');
     expect(failing.text).not.toMatch(/stacktrace|\.ts:\d+|at async/);
