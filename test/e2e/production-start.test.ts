@@ -284,9 +284,12 @@ describe('npm start and the shell that started it', () => {
       WORKER_HEALTH_PORT: '0',
       NODE_ENV: 'production',
       LINK_SIGNING_SECRET: 'a-secret-of-the-production-start-test-0123456789',
+      // Off by default in production; the test's database may not exist yet when this test runs alone.
+      DB_CREATE_IF_MISSING: 'true',
     });
     services.push(service);
-    await service.until('two gateways and the worker', () => service.logged('gateway listening').length === 2 && service.logged('worker started', 'worker').length === 1);
+    // Each logs its last line of the start in the tick that installs its signal handlers (the worker: its health port).
+    await service.until('two gateways and the worker', () => service.logged('gateway listening').length === 2 && service.logged('worker health listening', 'worker').length === 1);
     const pids = [service.supervisor.pid!, ...service.logged('gateway listening').map((line) => line.pid!), service.logged('worker started', 'worker')[0]!.pid!];
     for (const pid of pids) process.kill(pid, 'SIGTERM');
     expect(await service.exited).toEqual({ code: 0, signal: null });
