@@ -1,5 +1,6 @@
 import type { Context } from '../kernel/context.js';
 import { sql } from '../kernel/sql.js';
+import { DomainError, RetryableRefusal } from '../kernel/errors.js';
 import { newId } from '../kernel/ids.js';
 import { type AdvisoryLock, PLACED, type WritesWithPlace } from './place-claim.js';
 
@@ -61,12 +62,60 @@ interface CustomerRow {
  * user, else of the user's e-mail, is completed the same way). Runs inside
  * the booking's transaction, under consumerLock, which the caller holds
  * (two bookings with one new e-mail or mobile at once would both create
- * it): one lookup; the writes are answered, not run, and travel in the
+ * it), and, for a user found by mobile, under that user's e-mail lock too:
+ * one lookup (two when found by mobile); the writes are answered, not run, and travel in the
  * statement that gives the place (one round trip fewer), each guarded by
  * that place: a refused booking writes no consumer, before or in that
  * statement.
  */
 export async function findOrCreateConsumer(ctx: Context, owner: ConsumerOwner, data: ConsumerData): Promise<ConsumerCustomer> {
+  let found = await lookUpConsumer(ctx, owner, data);
+  const matched = found.user;
+  if (matched?.email && matched.email !== data.email) {
+    // Found by mobile: bookings with that user's own e-mail hold its lock, not ours, and may be writing its customer.
+    // Try that lock without waiting (waiting could close a circle with a booking that holds it and waits for our
+    // mobile's); when it is taken, the whole booking is tried again shortly. Then look again: a booking that held it
+    // before has committed what it wrote.
+    const [lock] = await sql<{ taken: boolean }>(ctx, 'select pg_try_advisory_xact_lock(hashtextextended(?, 0)) as taken', [consumerLockKey(owner.crmId, matched.email)]);
+    if (!lock?.taken) throw new RetryableRefusal(new DomainError('CONFLICT', 'Another booking of this consumer is being made at this moment; try again'), '55P03');
+    found = await lookUpConsumer(ctx, owner, data);
+  }
+  const now = ctx.clock.now();
+  const writes: string[] = [];
+  const params: unknown[] = [];
+  const user = found.user;
+  const userId = user?.id ?? newId();
+  const userEmail = user ? user.email : data.email;
+  const userLanguage = user?.language ?? data.locale ?? ctx.language ?? owner.crmLanguage;
+  if (!user) {
+    writes.push(
+      `insert into app_user (id, crm_id, email, email_verified, first_name, last_name, mobile, language, created_at)
+       select ?::uuid, ?::text, ?::text, false, ?::text, ?::text, ?::text, ?::text, ?::timestamptz where ${PLACED}`,
+    );
+    params.push(userId, owner.crmId, data.email, data.firstName, data.lastName, data.mobile, userLanguage, now);
+  } else if (!user.public && (user.first_name === null || user.last_name === null || (user.mobile === null && data.mobile !== null))) {
+    writes.push(`update app_user set first_name = coalesce(first_name, ?), last_name = coalesce(last_name, ?), mobile = coalesce(mobile, ?) where id = ? and ${PLACED}`);
+    params.push(data.firstName, data.lastName, data.mobile, userId);
+  }
+  const customer = found.customer;
+  const customerId = customer?.id ?? newId();
+  let customerEmail = customer?.email ?? userEmail;
+  if (!customer) {
+    writes.push(
+      `insert into customer (id, crm_id, provider_id, reference, user_name, email, mobile, language, user_id, created_at)
+       select ?::uuid, ?::text, ?::uuid, ?::text, ?::text, ?::text, ?::text, ?::text, ?::uuid, ?::timestamptz where ${PLACED}`,
+    );
+    params.push(customerId, owner.crmId, owner.providerId, `consumer-${newId()}`, `${data.firstName} ${data.lastName}`, userEmail, data.mobile ?? user?.mobile ?? null, data.locale ?? userLanguage, userId, now);
+  } else if (customer.user_id === null || customer.email === null || (customer.mobile === null && data.mobile !== null) || (customer.language === null && data.locale !== null)) {
+    writes.push(`update customer set user_id = coalesce(user_id, ?), email = coalesce(email, ?), mobile = coalesce(mobile, ?), language = coalesce(language, ?) where id = ? and ${PLACED}`);
+    params.push(userId, userEmail, data.mobile, data.locale, customerId);
+    customerEmail = customer.email ?? userEmail;
+  }
+  return { id: customerId, email: customerEmail, writes: { statements: writes, params } };
+}
+
+/** The user and customer a booking's consumer is (see findOrCreateConsumer), in one statement. */
+async function lookUpConsumer(ctx: Context, owner: ConsumerOwner, data: ConsumerData): Promise<{ user: UserRow | null; customer: CustomerRow | null }> {
   const [found] = await sql<{ user: UserRow | null; customer: CustomerRow | null }>(ctx, `with by_email as (
        select id, email, first_name, last_name, mobile, language from app_user where crm_id = ? and email = ? limit 1
      ), by_mobile as (
@@ -91,38 +140,7 @@ export async function findOrCreateConsumer(ctx: Context, owner: ConsumerOwner, d
      select (select row_to_json(u) from u) as "user", (select row_to_json(c) from c) as customer`,
     [owner.crmId, data.email, owner.crmId, data.mobile, data.mobileAsTyped, owner.providerId, owner.providerId, data.email],
   );
-  const now = ctx.clock.now();
-  const writes: string[] = [];
-  const params: unknown[] = [];
-  const user = found!.user;
-  const userId = user?.id ?? newId();
-  const userEmail = user ? user.email : data.email;
-  const userLanguage = user?.language ?? data.locale ?? ctx.language ?? owner.crmLanguage;
-  if (!user) {
-    writes.push(
-      `insert into app_user (id, crm_id, email, email_verified, first_name, last_name, mobile, language, created_at)
-       select ?::uuid, ?::text, ?::text, false, ?::text, ?::text, ?::text, ?::text, ?::timestamptz where ${PLACED}`,
-    );
-    params.push(userId, owner.crmId, data.email, data.firstName, data.lastName, data.mobile, userLanguage, now);
-  } else if (!user.public && (user.first_name === null || user.last_name === null || (user.mobile === null && data.mobile !== null))) {
-    writes.push(`update app_user set first_name = coalesce(first_name, ?), last_name = coalesce(last_name, ?), mobile = coalesce(mobile, ?) where id = ? and ${PLACED}`);
-    params.push(data.firstName, data.lastName, data.mobile, userId);
-  }
-  const customer = found!.customer;
-  const customerId = customer?.id ?? newId();
-  let customerEmail = customer?.email ?? userEmail;
-  if (!customer) {
-    writes.push(
-      `insert into customer (id, crm_id, provider_id, reference, user_name, email, mobile, language, user_id, created_at)
-       select ?::uuid, ?::text, ?::uuid, ?::text, ?::text, ?::text, ?::text, ?::text, ?::uuid, ?::timestamptz where ${PLACED}`,
-    );
-    params.push(customerId, owner.crmId, owner.providerId, `consumer-${newId()}`, `${data.firstName} ${data.lastName}`, userEmail, data.mobile ?? user?.mobile ?? null, data.locale ?? userLanguage, userId, now);
-  } else if (customer.user_id === null || customer.email === null || (customer.mobile === null && data.mobile !== null) || (customer.language === null && data.locale !== null)) {
-    writes.push(`update customer set user_id = coalesce(user_id, ?), email = coalesce(email, ?), mobile = coalesce(mobile, ?), language = coalesce(language, ?) where id = ? and ${PLACED}`);
-    params.push(userId, userEmail, data.mobile, data.locale, customerId);
-    customerEmail = customer.email ?? userEmail;
-  }
-  return { id: customerId, email: customerEmail, writes: { statements: writes, params } };
+  return found!;
 }
 
 /**
@@ -139,6 +157,8 @@ export const consumerLock = (crmId: string, email: string, mobile: string | null
     ? {
         // Arguments are evaluated in order: the e-mail's lock, then the mobile's.
         sql: '(pg_advisory_xact_lock(hashtextextended(?, 0))::text || pg_advisory_xact_lock(hashtextextended(?, 0))::text)',
-        params: [`consumer:${crmId}:${email}`, `consumer-mobile:${crmId}:${mobile}`],
+        params: [consumerLockKey(crmId, email), `consumer-mobile:${crmId}:${mobile}`],
       }
-    : { sql: 'pg_advisory_xact_lock(hashtextextended(?, 0))', params: [`consumer:${crmId}:${email}`] };
+    : { sql: 'pg_advisory_xact_lock(hashtextextended(?, 0))', params: [consumerLockKey(crmId, email)] };
+
+const consumerLockKey = (crmId: string, email: string) => `consumer:${crmId}:${email}`;

@@ -261,6 +261,25 @@ describe('booking flow: no overbooking under concurrency across two gateway proc
     expect(owners.rows).toEqual([{ user_id: users.rows[0].id }]);
   }, 120_000);
 
+  it('bookings with a user’s e-mail and bookings that find that user by mobile, all at once, give it exactly one customer', async () => {
+    const f = await setupBookable(app, { capacity: 1, raster: 15, slots: 16 });
+    const mobile = `+49176${String(Date.now()).slice(-7)}`;
+    const email = `${unique('known')}@example.com`;
+    expect((await f.api.post(`/crms/${f.crmId}/user`, { reference: `k-${unique()}@test`, email, username: unique('k'), lastName: 'Known', mobile })).status).toBe(201);
+    const holds = await Promise.all(Array.from({ length: 16 }, (_, i) => reserveRequest(f, nthSlot(f, i, 15))(gateways[i % 2]!)));
+    expect(holds.map((h) => h.status)).toEqual(Array(16).fill(200));
+    // Half with the user's own e-mail, half with e-mails of their own and the user's mobile.
+    const requests = holds.map((hold, i) => {
+      const { from, to } = nthSlot(f, i, 15);
+      const who = i % 2 ? { email, mobile: '' } : { email: `${unique('other')}@example.com`, mobile };
+      return bookRequest(f, { start: from, end: to, ...who, mobile: who.mobile || undefined, placeholder_id: hold.body.participation.customer_uuid });
+    });
+    const answers = await Promise.all(requests.map((send, i) => send(gateways[i % 2]!)));
+    expect(answers.map((a) => a.status), answers.find((a) => a.status !== 201)?.text).toEqual(Array(16).fill(201));
+    const customers = await db.query('select c.id from customer c join app_user u on u.id = c.user_id where u.email = $1', [email]);
+    expect(customers.rows).toHaveLength(1);
+  }, 120_000);
+
   it('lead and follow-up time: concurrent first bookings of neighbouring slots never leave two blocked periods overlapping', async () => {
     // Raster 30 with 15 minutes lead and 15 follow-up: a booked slot blocks its neighbours on both sides.
     for (let round = 0; round < ROUNDS; round++) {
