@@ -63,10 +63,10 @@ interface CustomerRow {
  * the booking's transaction, under consumerLock, which the caller holds
  * (two bookings with one new e-mail or mobile at once would both create
  * it), and, for a user found by mobile, under that user's e-mail lock too:
- * one lookup (two when found by mobile); the writes are answered, not run, and travel in the
- * statement that gives the place (one round trip fewer), each guarded by
- * that place: a refused booking writes no consumer, before or in that
- * statement.
+ * one lookup (two when found by mobile); the writes are answered, not run,
+ * and travel in the statement that gives the place (one round trip fewer),
+ * each guarded by that place: a refused booking writes no consumer, before
+ * or in that statement.
  */
 export async function findOrCreateConsumer(ctx: Context, owner: ConsumerOwner, data: ConsumerData): Promise<ConsumerCustomer> {
   let found = await lookUpConsumer(ctx, owner, data);
